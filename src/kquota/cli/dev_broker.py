@@ -1,0 +1,98 @@
+"""``kquota dev-broker``: a real local Kafka broker (KRaft, from Maven Central jars)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import click
+
+from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, SUPPORTED_KAFKA_VERSIONS
+
+_DEFAULT_DIR = os.environ.get("KQUOTA_DEV_BROKER_DIR", ".cache/dev-broker")
+
+_dir_option = click.option(
+    "--dir",
+    "broker_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=_DEFAULT_DIR,
+    show_default=True,
+    help="Directory holding the broker's config, data and logs.",
+)
+
+
+@click.group("dev-broker")
+def command() -> None:
+    """Run a local Apache Kafka broker for trying kquota out and for tests."""
+
+
+@command.command("start")
+@_dir_option
+@click.option(
+    "--kafka-version",
+    type=click.Choice(SUPPORTED_KAFKA_VERSIONS),
+    default=os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION),
+    show_default=True,
+)
+@click.option("--authorizer", is_flag=True, help="Enable StandardAuthorizer (admin is super user).")
+@click.option(
+    "--user",
+    "users",
+    multiple=True,
+    metavar="NAME=PASSWORD",
+    help="An extra SASL user (PLAIN and SCRAM); repeatable.",
+)
+@click.option("--fresh", is_flag=True, help="Wipe the directory's data and ports first.")
+@click.option("--timeout", type=float, default=180.0, show_default=True)
+def start(
+    broker_dir: Path,
+    kafka_version: str,
+    authorizer: bool,
+    users: tuple[str, ...],
+    fresh: bool,
+    timeout: float,
+) -> None:
+    """Start the broker in the background and print one JSON line describing it."""
+    from kquota.devbroker.launcher import start_broker
+
+    extra: dict[str, str] = {}
+    for spec in users:
+        name, sep, password = spec.partition("=")
+        if not sep or not name or not password:
+            raise click.BadParameter(f"expected NAME=PASSWORD, got {name!r}=…", param_hint="--user")
+        extra[name] = password
+    began = time.monotonic()
+    info = start_broker(
+        broker_dir,
+        kafka_version=kafka_version,
+        authorizer=authorizer,
+        extra_users=extra,
+        fresh=fresh,
+        timeout=timeout,
+    )
+    click.echo(info.to_json())
+    click.echo(f"broker ready in {time.monotonic() - began:.1f}s ({broker_dir})", err=True)
+
+
+@command.command("stop")
+@_dir_option
+def stop(broker_dir: Path) -> None:
+    """Stop the broker; leaves no JVM behind."""
+    from kquota.devbroker.launcher import stop_broker
+
+    was_running = stop_broker(broker_dir)
+    click.echo("stopped" if was_running else "not running")
+
+
+@command.command("status")
+@_dir_option
+def status(broker_dir: Path) -> None:
+    """Print the running broker's JSON line; exit 3 if none runs."""
+    from kquota.devbroker.launcher import broker_status
+
+    info = broker_status(broker_dir)
+    if info is None:
+        click.echo("not running")
+        raise SystemExit(3)
+    click.echo(info.to_json())

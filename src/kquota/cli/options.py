@@ -1,0 +1,229 @@
+"""Targeting options shared by plan, resolve, export (and later apply, drift).
+
+Where the current state comes from, in order:
+
+- ``--snapshot FILE``: offline, a describe JSON / JSON Lines file;
+- ``--bootstrap-server HOST:PORT`` (+ ``--command-config FILE``, Java properties as for
+  kafka-configs): live, ad hoc;
+- ``--cluster NAME`` from ``kquota.yaml`` (``--config PATH``, else ./kquota.yaml): live, and
+  the cluster's desired-state folders and policy. With ``--snapshot`` the cluster still
+  supplies folders and policy; with ``--bootstrap-server`` that address overrides its own.
+
+When ``kquota.yaml`` defines exactly one cluster and neither ``--cluster`` nor
+``--bootstrap-server`` is given, that cluster is used: the common one-repo-one-cluster case
+needs no flags.
+
+Live describes go through ``kquota.cluster.fetch_snapshot(LiveTarget)``, imported only when
+needed so offline commands never load the Kafka layer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from kquota.config import ClusterConfig, ProjectConfig, find_config, load_config, mask_properties
+from kquota.errors import KquotaError, UsageError
+from kquota.model import QuotaState
+from kquota.plan.policy import Policy
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class LiveTarget:
+    """LiveTarget is how to reach a cluster: its name (if configured) and client properties.
+
+    ``properties`` hold secrets; ``repr`` masks them.
+    """
+
+    name: str | None
+    properties: dict[str, str] = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"LiveTarget(name={self.name!r}, properties={mask_properties(self.properties)!r})"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.properties["bootstrap.servers"]
+
+
+@dataclass(frozen=True)
+class Targeting:
+    """Targeting is the parsed targeting options: where state, folders and policy come from."""
+
+    snapshot_path: Path | None
+    bootstrap_server: str | None
+    command_config: Path | None
+    cluster_name: str | None
+    cluster: ClusterConfig | None
+
+    @property
+    def label(self) -> str | None:
+        """label names the cluster in plans: its config name, else its bootstrap servers."""
+        return self.cluster_name or self.bootstrap_server
+
+    @property
+    def offline(self) -> bool:
+        return self.snapshot_path is not None
+
+    def policy(self, *, prune: bool | None, allow_mass_removal: bool) -> Policy:
+        if self.cluster is not None:
+            return self.cluster.policy.to_policy(prune=prune, allow_mass_removal=allow_mass_removal)
+        return Policy(prune=bool(prune), allow_mass_removal=allow_mass_removal)
+
+    def desired_paths(self, given: tuple[Path, ...]) -> list[Path]:
+        """desired_paths: the PATHS given, else the cluster's folders, else ``quotas/``."""
+        if given:
+            return list(given)
+        if self.cluster is not None:
+            return self.cluster.desired_paths()
+        return [Path("quotas")]
+
+    def live_target(self) -> LiveTarget:
+        props: dict[str, str] = {}
+        if self.cluster is not None:
+            props.update(self.cluster.client_properties())
+        if self.command_config is not None:
+            props.update(read_properties(self.command_config))
+        if self.bootstrap_server is not None:
+            props["bootstrap.servers"] = self.bootstrap_server
+        if "bootstrap.servers" not in props:
+            raise UsageError("no bootstrap servers: give --bootstrap-server or --cluster")
+        return LiveTarget(self.cluster_name, props)
+
+    def load_state(self) -> QuotaState:
+        """load_state reads the snapshot file, or describes the live cluster."""
+        if self.snapshot_path is not None:
+            from kquota.snapshot import read_snapshot
+
+            return read_snapshot(self.snapshot_path)
+        return fetch_live(self.live_target())
+
+
+def fetch_live(target: LiveTarget) -> QuotaState:
+    """fetch_live describes every quota of a live cluster via ``kquota.cluster``."""
+    if importlib.util.find_spec("kquota.cluster") is None:
+        raise KquotaError(
+            "live cluster access is not available in this build yet; "
+            "use --snapshot FILE (a `describe --format json` file)"
+        )
+    module = importlib.import_module("kquota.cluster")
+    fetch: Callable[[LiveTarget], QuotaState] = module.fetch_snapshot
+    return fetch(target)
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """read_properties reads a Java properties file (``key=value``, ``key: value``, # comments).
+
+    Enough of the format for client configs: no line continuations or unicode escapes.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read --command-config: {e.strerror or e}") from None
+    props: dict[str, str] = {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if cut <= 0:
+            raise UsageError(f"{path}:{lineno}: expected key=value")
+        props[line[:cut].strip()] = line[cut + 1 :].strip()
+    return props
+
+
+def targeting_options(f: F) -> F:
+    """targeting_options adds the shared targeting flags to a click command."""
+    options = [
+        click.option(
+            "--snapshot",
+            "snapshot",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="Offline: read the current state from a snapshot file (JSON or JSON Lines).",
+        ),
+        click.option("--bootstrap-server", help="Live: the cluster to describe (HOST:PORT,...)."),
+        click.option(
+            "--command-config",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="Kafka client properties file (security.protocol, sasl.*, ssl.*).",
+        ),
+        click.option("--cluster", "cluster_name", help="A cluster named in kquota.yaml."),
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="Project config (default: ./kquota.yaml if present).",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def targeting(
+    *,
+    snapshot: Path | None,
+    bootstrap_server: str | None,
+    command_config: Path | None,
+    cluster_name: str | None,
+    config_path: Path | None,
+    require_source: bool = True,
+) -> Targeting:
+    """targeting validates the combination of targeting flags and loads kquota.yaml."""
+    if snapshot is not None and bootstrap_server is not None:
+        raise UsageError("--snapshot and --bootstrap-server exclude each other: offline or live")
+    config: ProjectConfig | None = None
+    path = config_path or find_config()
+    if config_path is not None and not config_path.is_file():
+        raise UsageError(f"{config_path}: no such config file")
+    if path is not None:
+        config = load_config(path)
+    cluster: ClusterConfig | None = None
+    if cluster_name is not None:
+        if config is None:
+            raise UsageError(f"--cluster {cluster_name}: no kquota.yaml here (use --config PATH)")
+        cluster = config.cluster(cluster_name)
+    elif config is not None and bootstrap_server is None and len(config.clusters) == 1:
+        cluster_name, cluster = next(iter(config.clusters.items()))
+    if (
+        require_source
+        and snapshot is None
+        and bootstrap_server is None
+        and cluster is None
+    ):
+        raise UsageError(
+            "where is the current state? give --snapshot FILE, --bootstrap-server HOST:PORT "
+            "or --cluster NAME"
+        )
+    return Targeting(snapshot, bootstrap_server, command_config, cluster_name, cluster)
+
+
+@dataclass(frozen=True)
+class LoadedDesired:
+    """LoadedDesired is what the commands need from ``kquota.desired.load_desired``."""
+
+    quotas: QuotaState
+    digest: str | None
+
+
+def load_desired_quotas(paths: list[Path]) -> LoadedDesired:
+    """load_desired_quotas loads desired-state YAML through ``kquota.desired``.
+
+    Imported lazily (the YAML layer is heavy) and by name, so this module does not depend on
+    the loader's internals: it needs ``load_desired(paths)`` returning ``.quotas``/``.digest``.
+    """
+    try:
+        module = importlib.import_module("kquota.desired")
+        load = module.load_desired
+    except (ImportError, AttributeError):
+        raise KquotaError("the desired-state loader (kquota.desired) is not available") from None
+    result = load(paths)
+    return LoadedDesired(result.quotas, getattr(result, "digest", None))

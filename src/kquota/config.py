@@ -1,0 +1,295 @@
+"""Project config ``kquota.yaml``: clusters, how to reach them, what they own, how safely.
+
+Example::
+
+    clusters:
+      prod:
+        kafka:                               # Kafka client properties, str -> str
+          bootstrap.servers: broker-1:9093,broker-2:9093
+          security.protocol: SASL_SSL
+          sasl.mechanism: SCRAM-SHA-512
+          sasl.username: kquota
+          sasl.password: ${KQUOTA_PROD_PASSWORD}
+        desired: [quotas/base, quotas/prod]  # relative to this file
+        audit_topic: kquota-audit            # optional
+        policy:
+          scope: [{user: "team-*"}, {ip: "*"}]   # or: all (the default)
+          prune: false                       # the default
+          max_removals: 10                   # the default
+          max_removal_fraction: 0.3          # the default
+
+Decisions:
+
+- Unknown fields are errors everywhere (a typo in ``prune`` must not silently mean "off").
+- ``${VAR}`` in a property value is read from the environment when the properties are asked
+  for (:meth:`ClusterConfig.client_properties`), not at load: a config with several clusters
+  must be usable in a job that only has one cluster's secrets. A missing variable is an error
+  naming it and the file:line. ``$${`` writes a literal ``${``.
+- Secrets never print: ``repr`` shows property values as ``'***'`` for every key containing
+  password, secret, token or key (``ssl.key.password``, ``sasl.oauthbearer.token...``).
+- Every error carries file:line, from PyYAML's node marks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from kquota.errors import KquotaError
+from kquota.model import ENTITY_TYPES
+from kquota.plan.policy import (
+    DEFAULT_MAX_REMOVAL_FRACTION,
+    DEFAULT_MAX_REMOVALS,
+    Policy,
+    ScopeMatch,
+)
+
+CONFIG_FILENAME = "kquota.yaml"
+_SECRET_WORDS = ("password", "secret", "token", "key")
+_ENV_REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MASK = "***"
+
+
+class ConfigError(KquotaError):
+    """ConfigError: kquota.yaml is unreadable or invalid; the message has file:line."""
+
+
+def is_secret_property(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def mask_properties(props: Mapping[str, str]) -> dict[str, str]:
+    """mask_properties hides the values of secret-looking keys, for printing."""
+    return {k: MASK if is_secret_property(k) else v for k, v in props.items()}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PolicyConfig(_Strict):
+    """PolicyConfig is a cluster's ownership and safety policy as written in the file."""
+
+    scope: Literal["all"] | list[dict[str, str]] = "all"
+    prune: bool = False
+    max_removals: int = Field(default=DEFAULT_MAX_REMOVALS, ge=0)
+    max_removal_fraction: float = Field(default=DEFAULT_MAX_REMOVAL_FRACTION, ge=0.0, le=1.0)
+
+    @field_validator("scope")
+    @classmethod
+    def _check_scope(cls, v: Literal["all"] | list[dict[str, str]]) -> Any:
+        if v == "all":
+            return v
+        if not v:
+            raise ValueError("scope needs at least one match (or say: all)")
+        for match in v:
+            if not match:
+                raise ValueError("a scope match needs at least one entity type")
+            unknown = set(match) - set(ENTITY_TYPES)
+            if unknown:
+                raise ValueError(
+                    f"unknown entity type(s) {sorted(unknown)} in scope; "
+                    f"allowed: {', '.join(ENTITY_TYPES)}"
+                )
+        return v
+
+    def to_policy(self, *, prune: bool | None = None, allow_mass_removal: bool = False) -> Policy:
+        """to_policy builds the planner's Policy; ``prune`` overrides the file when given."""
+        scope = None if self.scope == "all" else tuple(ScopeMatch.of(m) for m in self.scope)
+        return Policy(
+            scope=scope,
+            prune=self.prune if prune is None else prune,
+            max_removals=self.max_removals,
+            max_removal_fraction=self.max_removal_fraction,
+            allow_mass_removal=allow_mass_removal,
+        )
+
+
+class ClusterConfig(_Strict):
+    """ClusterConfig is one cluster: client properties, desired-state folders, policy."""
+
+    kafka: dict[str, str] = Field(repr=False)
+    desired: list[str] = Field(default_factory=lambda: ["quotas"])
+    audit_topic: str | None = None
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+
+    _base_dir: Path = PrivateAttr(default=Path("."))
+    _source: str = PrivateAttr(default="<config>")
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @field_validator("kafka", mode="before")
+    @classmethod
+    def _stringify(cls, v: Any) -> Any:
+        # Kafka properties are strings; YAML may read `30000` or `true` as numbers/booleans.
+        if isinstance(v, dict):
+            out = {}
+            for k, val in v.items():
+                if isinstance(val, bool):
+                    val = "true" if val else "false"
+                elif isinstance(val, int | float):
+                    val = str(val)
+                out[k] = val
+            return out
+        return v
+
+    @field_validator("kafka")
+    @classmethod
+    def _needs_bootstrap(cls, v: dict[str, str]) -> dict[str, str]:
+        if "bootstrap.servers" not in v:
+            raise ValueError("kafka properties need bootstrap.servers")
+        return v
+
+    @field_validator("desired")
+    @classmethod
+    def _nonempty(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("desired needs at least one path")
+        return v
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        yield "kafka", mask_properties(self.kafka)
+        yield from super().__repr_args__()
+
+    def desired_paths(self) -> list[Path]:
+        """desired_paths are the desired-state folders, resolved against the config's folder."""
+        return [self._base_dir / p for p in self.desired]
+
+    def client_properties(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """client_properties returns the Kafka properties with ``${VAR}`` interpolated.
+
+        Raises ConfigError naming the variable (never its value) and the line it is used on.
+        """
+        environ = os.environ if env is None else env
+        out: dict[str, str] = {}
+        for key, raw in self.kafka.items():
+
+            def substitute(m: re.Match[str], key: str = key) -> str:
+                if m.group(0) == "$${":
+                    return "${"
+                name = m.group(1)
+                if name not in environ:
+                    line = self._lines.get(key)
+                    where = f"{self._source}:{line}" if line else self._source
+                    raise ConfigError(
+                        f"{where}: environment variable {name} is not set (used by {key})"
+                    )
+                return environ[name]
+
+            out[key] = _ENV_REF.sub(substitute, raw)
+        return out
+
+
+class ProjectConfig(_Strict):
+    """ProjectConfig is the whole kquota.yaml."""
+
+    clusters: dict[str, ClusterConfig]
+    _path: Path = PrivateAttr(default=Path(CONFIG_FILENAME))
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def cluster(self, name: str) -> ClusterConfig:
+        try:
+            return self.clusters[name]
+        except KeyError:
+            known = ", ".join(sorted(self.clusters)) or "none"
+            raise ConfigError(
+                f"{self._path}: no cluster named {name!r} (clusters: {known})"
+            ) from None
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """find_config returns ./kquota.yaml if it exists (no walking up: explicit is better)."""
+    candidate = (start or Path.cwd()) / CONFIG_FILENAME
+    return candidate if candidate.is_file() else None
+
+
+def load_config(path: str | Path) -> ProjectConfig:
+    """load_config reads and validates kquota.yaml; ConfigError with file:line on problems."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read config: {e.strerror or e}") from None
+    data, lines = _load_yaml(text, str(p))
+    try:
+        config = ProjectConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_format_errors(e, lines, str(p))) from None
+    config._path = p
+    for name, cluster in config.clusters.items():
+        cluster._base_dir = p.parent
+        cluster._source = str(p)
+        cluster._lines = {
+            loc[3]: line
+            for loc, line in lines.items()
+            if len(loc) == 4 and loc[:3] == ("clusters", name, "kafka") and isinstance(loc[3], str)
+        }
+    return config
+
+
+def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"{where}: invalid YAML: {problem}") from None
+    if node is None:
+        raise ConfigError(f"{source}:1: empty config (it needs at least: clusters:)")
+    lines: dict[tuple[str | int, ...], int] = {}
+    return _construct(node, (), lines, source), lines
+
+
+def _construct(
+    node: yaml.Node, path: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int], src: str
+) -> Any:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key_value = _scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key_value, str):
+                raise ConfigError(f"{src}:{key_node.start_mark.line + 1}: keys must be strings")
+            if key_value in out:
+                raise ConfigError(
+                    f"{src}:{key_node.start_mark.line + 1}: duplicate key {key_value!r}"
+                )
+            out[key_value] = _construct(value_node, (*path, key_value), lines, src)
+            lines[(*path, key_value)] = key_node.start_mark.line + 1
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(n, (*path, i), lines, src) for i, n in enumerate(node.value)]
+    return _scalar(node)
+
+
+def _scalar(node: yaml.Node) -> Any:
+    # A fresh SafeLoader per scalar: construct_object keeps per-document state.
+    return yaml.SafeLoader("").construct_object(node, deep=True)
+
+
+def _format_errors(e: ValidationError, lines: dict[tuple[str | int, ...], int], src: str) -> str:
+    messages = []
+    for err in e.errors(include_url=False):
+        loc = tuple(x for x in err["loc"] if isinstance(x, str | int))
+        # pydantic adds union-branch names (e.g. "literal['all']") to loc; keep the real path.
+        while loc and loc not in lines:
+            loc = loc[:-1]
+        line = lines.get(loc, 1)
+        dotted = ".".join(
+            str(x) for x in err["loc"] if not str(x).startswith(("literal[", "list["))
+        )
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        messages.append(f"{src}:{line}: {dotted}: {msg}")
+    return "\n".join(dict.fromkeys(messages))

@@ -1,0 +1,63 @@
+"""Where a desired-state problem is and what is wrong with it.
+
+Loading never stops at the first mistake: every check appends a :class:`Problem` and the
+loader raises one :class:`DesiredStateError` carrying all of them, so a reviewer fixes a
+file in one pass. Positions are 1-based, as editors and ``file:line:col`` links expect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kquota.errors import KquotaError
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SourceLocation:
+    """SourceLocation is a 1-based position in a desired-state file, as the user named it."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Problem:
+    """Problem is one mistake: where, what is wrong and (after ``; allowed:``) what would do."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+
+    @property
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line, self.column)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+
+
+class DesiredStateError(KquotaError):
+    """DesiredStateError carries every problem found; its text is one line per problem."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+@dataclass(slots=True)
+class Problems:
+    """Problems collects the problems of one load; checks append and carry on."""
+
+    items: list[Problem] = field(default_factory=list)
+
+    def add(self, at: SourceLocation, wrong: str, allowed: str) -> None:
+        self.items.append(Problem(at.file, at.line, at.column, f"{wrong}; allowed: {allowed}"))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise DesiredStateError(self.items)

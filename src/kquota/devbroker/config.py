@@ -1,0 +1,109 @@
+"""Render the broker's configuration files: server.properties and the logging config.
+
+KRaft combined mode with a static quorum (``controller.quorum.voters``), which works unchanged
+on 3.9 and 4.x and needs no ``--standalone`` at format time. Inter-broker and controller
+traffic stay on PLAINTEXT; the SASL_PLAINTEXT listener serves PLAIN (users from the JAAS
+options) and SCRAM-SHA-256/512 (credentials written into the metadata log at format time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+@dataclass(frozen=True)
+class Ports:
+    plaintext: int
+    sasl: int
+    controller: int
+
+
+def _jaas_quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def server_properties(
+    *,
+    data_dir: Path,
+    ports: Ports,
+    users: dict[str, str],
+    admin_user: str,
+    authorizer: bool,
+    kafka_major: int,
+) -> str:
+    admin_password = users[admin_user]
+    plain_users = " ".join(f"user_{name}={_jaas_quote(pw)}" for name, pw in users.items())
+    lines = [
+        "process.roles=broker,controller",
+        "node.id=1",
+        f"controller.quorum.voters=1@127.0.0.1:{ports.controller}",
+        f"listeners=PLAINTEXT://127.0.0.1:{ports.plaintext},"
+        f"SASL_PLAINTEXT://127.0.0.1:{ports.sasl},CONTROLLER://127.0.0.1:{ports.controller}",
+        f"advertised.listeners=PLAINTEXT://127.0.0.1:{ports.plaintext},"
+        f"SASL_PLAINTEXT://127.0.0.1:{ports.sasl}",
+        "controller.listener.names=CONTROLLER",
+        "inter.broker.listener.name=PLAINTEXT",
+        "listener.security.protocol.map="
+        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms=" + ",".join(SASL_MECHANISMS),
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config="
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f"username={_jaas_quote(admin_user)} password={_jaas_quote(admin_password)} "
+        f"{plain_users};",
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config="
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config="
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        f"log.dirs={data_dir}",
+        "num.partitions=1",
+        "offsets.topic.replication.factor=1",
+        "transaction.state.log.replication.factor=1",
+        "transaction.state.log.min.isr=1",
+        "group.initial.rebalance.delay.ms=0",
+    ]
+    if kafka_major >= 4:
+        lines += [
+            "share.coordinator.state.topic.replication.factor=1",
+            "share.coordinator.state.topic.min.isr=1",
+        ]
+    if authorizer:
+        # PLAINTEXT inter-broker and controller traffic authenticates as ANONYMOUS, so it must
+        # be a super user or the controller refuses the broker's envelope requests.
+        lines += [
+            "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            f"super.users=User:{admin_user};User:ANONYMOUS",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def logging_config(kafka_major: int, log_file: Path) -> tuple[str, str, str]:
+    """logging_config returns (file name, contents, JVM system property) for the broker's logs."""
+    if kafka_major >= 4:
+        body = "\n".join(
+            [
+                "status = warn",
+                "appender.file.type = File",
+                "appender.file.name = FILE",
+                f"appender.file.fileName = {log_file}",
+                "appender.file.layout.type = PatternLayout",
+                "appender.file.layout.pattern = [%d] %p %m (%c)%n",
+                "rootLogger.level = INFO",
+                "rootLogger.appenderRef.file.ref = FILE",
+                "",
+            ]
+        )
+        return "log4j2.properties", body, "-Dlog4j2.configurationFile="
+    body = "\n".join(
+        [
+            "log4j.rootLogger=INFO, file",
+            "log4j.appender.file=org.apache.log4j.FileAppender",
+            f"log4j.appender.file.File={log_file}",
+            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n",
+            "",
+        ]
+    )
+    return "log4j.properties", body, "-Dlog4j.configuration=file:"

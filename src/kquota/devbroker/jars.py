@@ -1,0 +1,123 @@
+"""Resolve a pinned Kafka release's jars with Maven into a reusable cache.
+
+The cache is ``$KQUOTA_CACHE_DIR`` (default ``$XDG_CACHE_HOME/kquota`` or ``~/.cache/kquota``)
+``/kafka/<version>/lib``. A resolved cache is marked complete only after Maven succeeded, so
+an interrupted download is redone rather than half used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from kquota.errors import KquotaError
+
+DEFAULT_KAFKA_VERSION = "4.3.1"
+SUPPORTED_KAFKA_VERSIONS = ("4.3.1", "3.9.2")
+
+_COMPLETE_MARKER = ".complete"
+
+
+class MissingToolError(KquotaError):
+    """MissingToolError: Java or Maven is not installed; the message says what to install."""
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("KQUOTA_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "kquota"
+
+
+def find_java() -> str:
+    """find_java returns the java executable (JAVA_HOME first), or explains what to install."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return str(Path(java_home) / "bin" / "java")
+    found = shutil.which("java")
+    if not found:
+        raise MissingToolError(
+            "Java is not installed (no `java` on PATH and no JAVA_HOME). The local Kafka broker "
+            "needs Java 17 or newer: install OpenJDK 17 (e.g. `apt-get install openjdk-17-jdk-headless`)."
+        )
+    return found
+
+
+def find_maven() -> str:
+    found = shutil.which("mvn")
+    if not found:
+        raise MissingToolError(
+            "Maven is not installed (no `mvn` on PATH). kquota resolves the Kafka broker's jars "
+            "from Maven Central with it: install Maven 3 (e.g. `apt-get install maven`)."
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class KafkaJars:
+    """KafkaJars is a resolved Kafka release: where its jars are and which classes to run."""
+
+    version: str
+    lib_dir: Path
+
+    @property
+    def classpath(self) -> str:
+        return str(self.lib_dir / "*")
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+    @property
+    def acl_command_class(self) -> str:
+        return "org.apache.kafka.tools.AclCommand" if self.major >= 4 else "kafka.admin.AclCommand"
+
+    config_command_class = "kafka.admin.ConfigCommand"
+    storage_tool_class = "kafka.tools.StorageTool"
+    broker_class = "kafka.Kafka"
+
+    @classmethod
+    def resolve(cls, version: str = DEFAULT_KAFKA_VERSION, *, quiet: bool = True) -> KafkaJars:
+        """resolve returns the cached jars of ``version``, running Maven once if needed."""
+        if version not in SUPPORTED_KAFKA_VERSIONS:
+            raise KquotaError(
+                f"Kafka {version} is not a version kquota pins; "
+                f"allowed: {', '.join(SUPPORTED_KAFKA_VERSIONS)}"
+            )
+        target = cache_root() / "kafka" / version
+        lib = target / "lib"
+        if (target / _COMPLETE_MARKER).is_file() and lib.is_dir():
+            return cls(version, lib)
+        find_java()
+        mvn = find_maven()
+        pom = resources.files("kquota.devbroker").joinpath("poms", f"kafka-{version}.xml")
+        target.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target) as tmp:
+            tmp_lib = Path(tmp) / "lib"
+            pom_path = Path(tmp) / "pom.xml"
+            pom_path.write_text(pom.read_text())
+            cmd = [
+                mvn,
+                "-B",
+                *(["-q"] if quiet else []),
+                "-f",
+                str(pom_path),
+                "dependency:copy-dependencies",
+                "-DincludeScope=runtime",
+                f"-DoutputDirectory={tmp_lib}",
+            ]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+                raise KquotaError(f"Maven could not resolve Kafka {version}'s jars:\n{tail}")
+            if lib.exists():
+                shutil.rmtree(lib)
+            tmp_lib.rename(lib)
+        (target / _COMPLETE_MARKER).write_text(version + "\n")
+        return cls(version, lib)

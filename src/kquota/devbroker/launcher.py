@@ -1,0 +1,373 @@
+"""Start, stop and inspect a local KRaft broker running in the background.
+
+Everything about one broker lives in its directory: ``server.properties``, logs, KRaft data,
+``broker.pid`` and ``broker.json`` (what ``start`` printed). A second ``start`` on a running
+directory returns the running broker; a stopped directory is restarted on the same ports with
+its data, so quotas survive a restart (tests rely on this to restart a broker mid-apply).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from kquota.devbroker.config import SASL_MECHANISMS, Ports, logging_config, server_properties
+from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, find_java
+from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
+from kquota.errors import KquotaError
+
+ADMIN_USER = "admin"
+_INFO = "broker.json"
+_PID = "broker.pid"
+_PR_SET_PDEATHSIG = 1
+
+# Brokers this process started: kept so the Popen is not collected while the JVM runs (it
+# would warn) and so stop_broker can reap the child it started.
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    """BrokerInfo is what a client needs to reach a running dev broker (the JSON line)."""
+
+    bootstrap_servers: str
+    sasl_bootstrap_servers: str
+    controller_bootstrap_servers: str
+    username: str
+    password: str
+    sasl_mechanisms: list[str]
+    kafka_version: str
+    cluster_id: str
+    pid: int
+    dir: str
+    authorizer: bool
+    users: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> BrokerInfo:
+        return cls(**json.loads(text))
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        # Servers bind with SO_REUSEADDR; connections left in TIME_WAIT must not count as busy.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _random_cluster_id() -> str:
+    # Kafka's Uuid string form: 16 random bytes, URL-safe base64 without padding; Kafka
+    # itself never hands out one starting with '-' (it would read as a CLI flag).
+    while True:
+        cid = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited, not yet reaped) counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _is_our_broker(pid: int, broker_dir: Path) -> bool:
+    """_is_our_broker guards against a recycled pid: the process must be this dir's JVM."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"kafka.Kafka" in cmdline and str(broker_dir / "server.properties").encode() in cmdline
+
+
+def _running_pid(broker_dir: Path) -> int | None:
+    pid_file = broker_dir / _PID
+    if not pid_file.is_file():
+        return None
+    try:
+        pid = int(pid_file.read_text().strip())
+    except ValueError:
+        return None
+    return pid if _pid_alive(pid) and _is_our_broker(pid, broker_dir) else None
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    if not path.is_file():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _set_pdeathsig() -> None:
+    # Used by the test fixture: if pytest dies without cleaning up, the kernel kills the JVM.
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
+def broker_status(broker_dir: Path) -> BrokerInfo | None:
+    """broker_status returns the running broker of ``broker_dir``, or None."""
+    broker_dir = broker_dir.resolve()
+    if _running_pid(broker_dir) is None or not (broker_dir / _INFO).is_file():
+        return None
+    return BrokerInfo.from_json((broker_dir / _INFO).read_text())
+
+
+def start_broker(
+    broker_dir: Path,
+    *,
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
+    authorizer: bool = False,
+    extra_users: dict[str, str] | None = None,
+    fresh: bool = False,
+    timeout: float = 180.0,
+    die_with_parent: bool = False,
+    heap: str = "768m",
+) -> BrokerInfo:
+    """start_broker starts (or returns the already running) broker in ``broker_dir``."""
+    broker_dir = broker_dir.resolve()
+    running = broker_status(broker_dir)
+    if running is not None and not fresh:
+        return running
+    if running is not None:
+        stop_broker(broker_dir)
+    jars = KafkaJars.resolve(kafka_version)
+    java = find_java()
+    broker_dir.mkdir(parents=True, exist_ok=True)
+    previous = _previous_info(broker_dir) if not fresh else None
+    if previous is not None and previous.kafka_version != kafka_version:
+        previous = None
+    data_dir = broker_dir / "data"
+    if previous is None and data_dir.exists():
+        _wipe(broker_dir)
+    if previous is not None:
+        ports = _ports_of(previous)
+        busy = [p for p in (ports.plaintext, ports.sasl, ports.controller) if not _port_free(p)]
+        if busy:
+            raise KquotaError(
+                f"cannot restart the broker in {broker_dir}: its ports {busy} are in use; "
+                "use --fresh to start over on new ports"
+            )
+        users, cluster_id, do_authorizer = previous.users, previous.cluster_id, previous.authorizer
+    else:
+        ports = Ports(*_free_ports(3))
+        users = {ADMIN_USER: secrets.token_urlsafe(18), **(extra_users or {})}
+        cluster_id = _random_cluster_id()
+        do_authorizer = authorizer
+    props = broker_dir / "server.properties"
+    _write_private(
+        props,
+        server_properties(
+            data_dir=data_dir,
+            ports=ports,
+            users=users,
+            admin_user=ADMIN_USER,
+            authorizer=do_authorizer,
+            kafka_major=jars.major,
+        ),
+    )
+    log_name, log_body, log_prop = logging_config(jars.major, broker_dir / "server.log")
+    (broker_dir / log_name).write_text(log_body)
+    log_opt = log_prop + str(broker_dir / log_name)
+    if previous is None:
+        _format_storage(java, jars, props, cluster_id, users, log_opt, broker_dir)
+    out = open(broker_dir / "broker.out", "ab")  # noqa: SIM115 - the child owns it
+    proc = subprocess.Popen(
+        [
+            java,
+            f"-Xmx{heap}",
+            "-Xms128m",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            log_opt,
+            "-cp",
+            jars.classpath,
+            jars.broker_class,
+            str(props),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_set_pdeathsig if die_with_parent else None,
+    )
+    out.close()
+    _CHILDREN[proc.pid] = proc
+    (broker_dir / _PID).write_text(f"{proc.pid}\n")
+    info = BrokerInfo(
+        bootstrap_servers=f"127.0.0.1:{ports.plaintext}",
+        sasl_bootstrap_servers=f"127.0.0.1:{ports.sasl}",
+        controller_bootstrap_servers=f"127.0.0.1:{ports.controller}",
+        username=ADMIN_USER,
+        password=users[ADMIN_USER],
+        sasl_mechanisms=list(SASL_MECHANISMS),
+        kafka_version=kafka_version,
+        cluster_id=cluster_id,
+        pid=proc.pid,
+        dir=str(broker_dir),
+        authorizer=do_authorizer,
+        users=users,
+    )
+    _write_private(broker_dir / _INFO, info.to_json() + "\n")
+    try:
+        _wait_ready(proc, ports, timeout, broker_dir)
+    except BaseException:
+        stop_broker(broker_dir)
+        raise
+    return info
+
+
+def _previous_info(broker_dir: Path) -> BrokerInfo | None:
+    info = broker_dir / _INFO
+    if not info.is_file() or not (broker_dir / "data" / "meta.properties").is_file():
+        return None
+    try:
+        return BrokerInfo.from_json(info.read_text())
+    except (ValueError, TypeError):
+        return None
+
+
+def _ports_of(info: BrokerInfo) -> Ports:
+    def port(addr: str) -> int:
+        return int(addr.rsplit(":", 1)[1])
+
+    return Ports(
+        port(info.bootstrap_servers),
+        port(info.sasl_bootstrap_servers),
+        port(info.controller_bootstrap_servers),
+    )
+
+
+def _wipe(broker_dir: Path) -> None:
+    import shutil
+
+    shutil.rmtree(broker_dir / "data", ignore_errors=True)
+    for name in (_INFO, "server.log", "broker.out"):
+        (broker_dir / name).unlink(missing_ok=True)
+
+
+def _format_storage(
+    java: str,
+    jars: KafkaJars,
+    props: Path,
+    cluster_id: str,
+    users: dict[str, str],
+    log_opt: str,
+    broker_dir: Path,
+) -> None:
+    scram: list[str] = []
+    for name, password in users.items():
+        for mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            scram += ["--add-scram", f'{mech}=[name="{name}",password="{password}"]']
+    cmd = [java, log_opt, "-cp", jars.classpath, jars.storage_tool_class, "format"]
+    cmd += ["-t", cluster_id, "-c", str(props), *scram]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        detail = (proc.stdout + proc.stderr).strip()
+        for pw in users.values():
+            detail = detail.replace(pw, "***")
+        raise KquotaError(f"formatting KRaft storage in {broker_dir} failed:\n{detail}")
+
+
+def _wait_ready(
+    proc: subprocess.Popen[bytes], ports: Ports, timeout: float, broker_dir: Path
+) -> None:
+    deadline = time.monotonic() + timeout
+    checks: list[Callable[[], bool]] = [
+        lambda: api_versions_ok("127.0.0.1", ports.plaintext),
+        lambda: api_versions_ok("127.0.0.1", ports.sasl),
+        lambda: describe_quotas_ok("127.0.0.1", ports.plaintext),
+    ]
+    while checks:
+        if proc.poll() is not None:
+            raise KquotaError(
+                f"the Kafka broker exited with code {proc.returncode} while starting; "
+                f"last log lines ({broker_dir}):\n"
+                + (_tail(broker_dir / "server.log") or _tail(broker_dir / "broker.out"))
+            )
+        if time.monotonic() > deadline:
+            raise KquotaError(
+                f"the Kafka broker did not answer within {timeout:.0f}s; see {broker_dir}/server.log"
+            )
+        if checks[0]():
+            checks.pop(0)
+        else:
+            time.sleep(0.2)
+
+
+def stop_broker(broker_dir: Path, *, timeout: float = 30.0) -> bool:
+    """stop_broker stops the broker of ``broker_dir``; True if one was running.
+
+    SIGTERM first (Kafka's shutdown hook flushes the metadata log), then SIGKILL to the whole
+    process group if it lingers: no JVM is left behind either way.
+    """
+    broker_dir = broker_dir.resolve()
+    pid = _running_pid(broker_dir)
+    if pid is None:
+        (broker_dir / _PID).unlink(missing_ok=True)
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.1)
+    if _pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        while _pid_alive(pid):
+            _reap(pid)
+            time.sleep(0.05)
+    _reap(pid)
+    (broker_dir / _PID).unlink(missing_ok=True)
+    return True
+
+
+def _reap(pid: int) -> None:
+    # The broker is our child when the same process started it (tests): reap the zombie.
+    child = _CHILDREN.get(pid)
+    if child is not None and child.poll() is not None:
+        del _CHILDREN[pid]

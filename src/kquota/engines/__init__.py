@@ -1,0 +1,1 @@
+"""Planning engines: the in-process LocalEngine (default) and, later, a Spark engine."""

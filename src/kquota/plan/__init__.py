@@ -1,0 +1,27 @@
+"""Planning: pure functions from (desired, snapshot, policy) to a Plan, and resolution.
+
+Nothing in this package does I/O; the CLI and engines feed it states and render its output.
+"""
+
+from kquota.plan.planner import plan
+from kquota.plan.policy import Policy, ScopeMatch
+from kquota.plan.resolver import Principal, Resolution, resolution_changes, resolve
+from kquota.plan.simulate import apply_plan
+from kquota.plan.types import Alteration, ChangeKind, IgnoredGroup, IgnoreReason, Op, Plan
+
+__all__ = [
+    "Alteration",
+    "ChangeKind",
+    "IgnoreReason",
+    "IgnoredGroup",
+    "Op",
+    "Plan",
+    "Policy",
+    "Principal",
+    "Resolution",
+    "ScopeMatch",
+    "apply_plan",
+    "plan",
+    "resolution_changes",
+    "resolve",
+]

@@ -1,0 +1,140 @@
+"""Ownership policy: which entities a desired state manages, pruning, and the removal guard.
+
+Decisions (documented for operators in the config reference):
+
+- **Scope** is ``all`` or a list of matches. A match ``{user: "team-*"}`` covers entities with
+  exactly the types it names (here: user-only entities), each name matching its glob
+  (``fnmatchcase``, case-sensitive). To own a user's client-id entities too, say so:
+  ``{user: "team-*", client-id: "*"}``. Exact type sets keep ownership predictable: widening a
+  match never silently captures combinations nobody wrote down. The pattern ``<default>``
+  matches only the default entity; ``*`` matches every name *and* the default; any other glob
+  matches named entities only (so a name that literally reads ``<default>`` is matched by
+  ``*`` or a glob, never by the pattern ``<default>``).
+- **Prune defaults to off.** Adopting kquota on a live cluster should never start by deleting
+  what the repository does not mention yet (Terraform only destroys what it manages; octoDNS
+  needs explicit config to delete). Declared entities are owned whole either way.
+- **The mass-removal guard** trips when a plan removes more than ``max_removals`` quota values
+  (default 10) or more than ``max_removal_fraction`` (default 0.3, octoDNS's
+  MAX_SAFE_DELETE_PCENT) of the managed quota values once at least ``MIN_MANAGED_FOR_FRACTION``
+  (10, octoDNS's MIN_EXISTING_RECORDS) are managed; small clusters would trip a share test on
+  every change. An empty desired state that would remove anything always trips it, whatever
+  the thresholds: that is the signature of a wrong path or a failed checkout. Only
+  ``allow_mass_removal`` (``--allow-mass-removal``) overrides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import translate
+from typing import Literal
+
+from kquota.model import DEFAULT_NAME_DISPLAY, Entity
+from kquota.plan.types import Removals
+
+DEFAULT_MAX_REMOVALS = 10
+DEFAULT_MAX_REMOVAL_FRACTION = 0.3
+MIN_MANAGED_FOR_FRACTION = 10
+
+
+@dataclass(frozen=True, slots=True)
+class NamePattern:
+    """NamePattern matches one entity name (None = the default entity)."""
+
+    pattern: str
+    _regex: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, pattern: str) -> NamePattern:
+        special = pattern in (DEFAULT_NAME_DISPLAY, "*")
+        return cls(pattern, None if special else re.compile(translate(pattern)))
+
+    def matches(self, name: str | None) -> bool:
+        if self.pattern == "*":
+            return True
+        if self.pattern == DEFAULT_NAME_DISPLAY:
+            return name is None
+        return name is not None and self._regex is not None and self._regex.match(name) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeMatch:
+    """ScopeMatch covers entities with exactly its types, each name matching its pattern."""
+
+    patterns: tuple[tuple[str, NamePattern], ...]
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, str]) -> ScopeMatch:
+        if not mapping:
+            raise ValueError("a scope match needs at least one entity type")
+        items = Entity.of(dict(mapping)).parts  # canonical type order, like entities
+        return cls(tuple((t, NamePattern.of(p or "")) for t, p in items))
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return tuple(t for t, _ in self.patterns)
+
+    def matches(self, entity: Entity) -> bool:
+        parts = entity.parts
+        if len(parts) != len(self.patterns):
+            return False
+        return all(
+            t == pt and pat.matches(n)
+            for (t, n), (pt, pat) in zip(parts, self.patterns, strict=True)
+        )
+
+    def to_data(self) -> dict[str, str]:
+        return {t: p.pattern for t, p in self.patterns}
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Policy is the ownership and safety settings a plan is made under.
+
+    ``scope`` None means every entity is in scope.
+    """
+
+    scope: tuple[ScopeMatch, ...] | None = None
+    prune: bool = False
+    max_removals: int = DEFAULT_MAX_REMOVALS
+    max_removal_fraction: float = DEFAULT_MAX_REMOVAL_FRACTION
+    allow_mass_removal: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        scope: Literal["all"] | Iterable[Mapping[str, str]] = "all",
+        **kwargs: object,
+    ) -> Policy:
+        """build makes a Policy from the config's plain form of scope (``"all"`` or matches)."""
+        matches = None if scope == "all" else tuple(ScopeMatch.of(m) for m in scope)
+        return cls(scope=matches, **kwargs)  # type: ignore[arg-type]
+
+    def in_scope(self, entity: Entity) -> bool:
+        if self.scope is None:
+            return True
+        return any(m.matches(entity) for m in self.scope)
+
+    def guard(self, removals: Removals, *, desired_empty: bool) -> str | None:
+        """guard returns why a plan's removals are unsafe, or None.
+
+        The verdict does not depend on ``allow_mass_removal``: the plan keeps the message and
+        records the override separately, so a reviewer still sees what was overridden.
+        """
+        n, managed = removals.quotas, removals.managed_quotas
+        if n == 0:
+            return None
+        if desired_empty:
+            return (
+                f"the desired state is empty but the plan would remove {n} quota value(s) "
+                f"of {removals.entities} entities; check the desired-state paths"
+            )
+        if n > self.max_removals:
+            return f"the plan removes {n} quota values, more than max_removals={self.max_removals}"
+        if managed >= MIN_MANAGED_FOR_FRACTION and n / managed > self.max_removal_fraction:
+            return (
+                f"the plan removes {n} of {managed} managed quota values ({n / managed:.0%}), "
+                f"more than max_removal_fraction={self.max_removal_fraction:g}"
+            )
+        return None

@@ -1,0 +1,290 @@
+"""The Plan and its parts, and the versioned JSON contract they serialise to.
+
+A Plan is canonical: alterations sorted by :meth:`Entity.sort_key`, ops by key, so two plans of
+the same inputs are equal and their JSON is byte-identical (octoDNS "consistent ordering").
+The JSON form (:meth:`Plan.to_data`) is a public contract with its own ``format_version``,
+separate from these classes (Terraform's jsonplan): bump it only for changes that break a
+consuming parser; adding optional fields does not.
+
+Renderers read these types and never compute: everything a reviewer sees (change kinds, counts,
+the guard verdict) is decided here or by the planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from kquota.errors import KquotaError
+from kquota.model import Entity
+
+PLAN_FORMAT_VERSION = 1
+
+
+class ChangeKind(Enum):
+    """ChangeKind is what happens to an entity or a key; the value is the display glyph."""
+
+    CREATE = "+"
+    UPDATE = "~"
+    DELETE = "-"
+
+    @property
+    def glyph(self) -> str:
+        return self.value
+
+    @property
+    def word(self) -> str:
+        return _WORDS[self]
+
+
+_WORDS = {ChangeKind.CREATE: "create", ChangeKind.UPDATE: "update", ChangeKind.DELETE: "delete"}
+
+
+class IgnoreReason(Enum):
+    """IgnoreReason says why the planner left an entity alone."""
+
+    OUT_OF_SCOPE = "out_of_scope"
+    """In the snapshot, outside the ownership scope: never touched."""
+    DECLARED_OUT_OF_SCOPE = "declared_out_of_scope"
+    """Declared in the desired state but outside the scope: a configuration mistake, reported."""
+    NOT_DECLARED = "not_declared"
+    """In scope and in the snapshot, but no file declares it and prune is off."""
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """Op is one quota key change of an alteration: a set (``value``) or a removal.
+
+    ``before`` is the snapshot's value (None when the key is new). An update is a set in
+    place; there is never a remove-then-set pair for one key.
+    """
+
+    key: str
+    value: float | None
+    remove: bool
+    before: float | None
+
+    @property
+    def kind(self) -> ChangeKind:
+        if self.remove:
+            return ChangeKind.DELETE
+        return ChangeKind.CREATE if self.before is None else ChangeKind.UPDATE
+
+    def to_data(self) -> dict[str, Any]:
+        return {"key": self.key, "value": self.value, "remove": self.remove, "before": self.before}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Op:
+        remove = data["remove"]
+        value = data["value"]
+        before = data.get("before")
+        if not isinstance(remove, bool):
+            raise ValueError("op.remove must be a boolean")
+        if remove != (value is None):
+            raise ValueError("a remove op has value null; a set op has a number")
+        return cls(
+            key=str(data["key"]),
+            value=None if value is None else _number(value),
+            remove=remove,
+            before=None if before is None else _number(before),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Alteration:
+    """Alteration is every op for one entity: one ClientQuotaAlteration, atomic on the broker.
+
+    ``kind`` is CREATE when the entity is not in the snapshot, DELETE when the ops remove every
+    key it has (the broker then drops the entity), UPDATE otherwise.
+    """
+
+    entity: Entity
+    ops: tuple[Op, ...]
+    kind: ChangeKind
+
+    def to_data(self) -> dict[str, Any]:
+        return {"entity": self.entity.to_json(), "ops": [op.to_data() for op in self.ops]}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Alteration:
+        ops = tuple(Op.from_data(o) for o in data["ops"])
+        return cls(entity=Entity.from_json(data["entity"]), ops=ops, kind=infer_kind(ops))
+
+
+def infer_kind(ops: tuple[Op, ...]) -> ChangeKind:
+    """infer_kind recovers an alteration's kind from its ops alone (for loaded plans).
+
+    Exact for plans the planner made: a created entity has only new keys; a deleted one only
+    removals. An update that only adds keys to an existing entity reads back as CREATE, which
+    is why the planner sets ``kind`` itself instead of calling this.
+    """
+    if all(op.remove for op in ops):
+        return ChangeKind.DELETE
+    if all(op.before is None and not op.remove for op in ops):
+        return ChangeKind.CREATE
+    return ChangeKind.UPDATE
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredGroup:
+    """IgnoredGroup lists the entities left alone for one reason.
+
+    ``entities`` are in input order (sort with ``sorted_entities`` when showing them); a plan
+    read back from JSON only knows ``count``, since the contract carries counts, not names.
+    """
+
+    reason: IgnoreReason
+    count: int
+    entities: tuple[Entity, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Removals:
+    """Removals measures how much a plan removes, against what the policy manages."""
+
+    quotas: int = 0
+    """Remove ops: quota values that disappear."""
+    entities: int = 0
+    """Entities that lose every key (and so disappear from the cluster)."""
+    managed_quotas: int = 0
+    """Quota values of in-scope entities in the snapshot."""
+    managed_entities: int = 0
+    """In-scope entities in the snapshot."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Plan is the reviewed unit of change for one cluster.
+
+    ``guard_violation`` is the mass-removal guard's verdict (None when within limits). When
+    ``mass_removal_allowed`` is true the operator overrode it; the message is kept so that
+    renderers can still say so. ``applyable`` is what apply must check.
+    """
+
+    alterations: tuple[Alteration, ...]
+    cluster: str | None = None
+    snapshot_fingerprint: str | None = None
+    removals: Removals = field(default_factory=Removals)
+    guard_violation: str | None = None
+    mass_removal_allowed: bool = False
+    unchanged: int = 0
+    """Declared, in-scope entities that need no change."""
+    ignored: tuple[IgnoredGroup, ...] = ()
+    # Saved-plan metadata (issue 5). The planner is pure and leaves them None; `plan --out`
+    # fills them. They are part of the JSON contract from format_version 1 on, null if unknown.
+    cluster_id: str | None = None
+    desired_digest: str | None = None
+    kquota_version: str | None = None
+    created_at: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.alterations
+
+    @property
+    def applyable(self) -> bool:
+        return self.guard_violation is None or self.mass_removal_allowed
+
+    def count(self, kind: ChangeKind) -> int:
+        return sum(1 for a in self.alterations if a.kind is kind)
+
+    @property
+    def set_ops(self) -> int:
+        return sum(1 for a in self.alterations for op in a.ops if not op.remove)
+
+    @property
+    def remove_ops(self) -> int:
+        return sum(1 for a in self.alterations for op in a.ops if op.remove)
+
+    def ignored_count(self, reason: IgnoreReason) -> int:
+        return sum(g.count for g in self.ignored if g.reason is reason)
+
+    def summary(self) -> dict[str, Any]:
+        """summary is the ``summary`` object of the JSON contract."""
+        r = self.removals
+        return {
+            "create": self.count(ChangeKind.CREATE),
+            "update": self.count(ChangeKind.UPDATE),
+            "delete": self.count(ChangeKind.DELETE),
+            "unchanged": self.unchanged,
+            "set_ops": self.set_ops,
+            "remove_ops": self.remove_ops,
+            "ignored": {reason.value: self.ignored_count(reason) for reason in IgnoreReason},
+            "removals": {
+                "quotas": r.quotas,
+                "entities": r.entities,
+                "managed_quotas": r.managed_quotas,
+                "managed_entities": r.managed_entities,
+            },
+            "guard_violation": self.guard_violation,
+            "mass_removal_allowed": self.mass_removal_allowed,
+        }
+
+    def to_data(self) -> dict[str, Any]:
+        """to_data gives the versioned JSON contract (plain dicts, lists, str, float, None)."""
+        return {
+            "format_version": PLAN_FORMAT_VERSION,
+            "cluster": self.cluster,
+            "cluster_id": self.cluster_id,
+            "snapshot_fingerprint": self.snapshot_fingerprint,
+            "desired_digest": self.desired_digest,
+            "kquota_version": self.kquota_version,
+            "created_at": self.created_at,
+            "alterations": [a.to_data() for a in self.alterations],
+            "summary": self.summary(),
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Plan:
+        """from_data reads the JSON contract back; KquotaError if it is not a plan we read."""
+        if not isinstance(data, Mapping):
+            raise KquotaError("not a kquota plan: expected a JSON object")
+        version = data.get("format_version")
+        if version != PLAN_FORMAT_VERSION:
+            raise KquotaError(
+                f"unsupported plan format_version {version!r} (this kquota reads "
+                f"{PLAN_FORMAT_VERSION})"
+            )
+        try:
+            alterations = tuple(Alteration.from_data(a) for a in data["alterations"])
+            summary = data.get("summary") or {}
+            rem = summary.get("removals") or {}
+            ignored_counts = summary.get("ignored") or {}
+            ignored = tuple(
+                IgnoredGroup(reason, int(ignored_counts[reason.value]))
+                for reason in IgnoreReason
+                if ignored_counts.get(reason.value)
+            )
+            return cls(
+                alterations=alterations,
+                cluster=_opt_str(data.get("cluster")),
+                snapshot_fingerprint=_opt_str(data.get("snapshot_fingerprint")),
+                removals=Removals(
+                    quotas=int(rem.get("quotas", 0)),
+                    entities=int(rem.get("entities", 0)),
+                    managed_quotas=int(rem.get("managed_quotas", 0)),
+                    managed_entities=int(rem.get("managed_entities", 0)),
+                ),
+                guard_violation=_opt_str(summary.get("guard_violation")),
+                mass_removal_allowed=bool(summary.get("mass_removal_allowed", False)),
+                unchanged=int(summary.get("unchanged", 0)),
+                ignored=ignored,
+                cluster_id=_opt_str(data.get("cluster_id")),
+                desired_digest=_opt_str(data.get("desired_digest")),
+                kquota_version=_opt_str(data.get("kquota_version")),
+                created_at=_opt_str(data.get("created_at")),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise KquotaError(f"malformed plan: {type(e).__name__}: {e}") from None
+
+
+def _number(v: object) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ValueError(f"expected a number, got {v!r}")
+    return float(v)
+
+
+def _opt_str(v: object) -> str | None:
+    return None if v is None else str(v)

@@ -1,0 +1,89 @@
+"""The quota keys the broker knows, with the rules its controller applies to them.
+
+Facts from Kafka's QuotaConfig (KIP-546 keys, KIP-124 request_percentage, KIP-599
+controller_mutation_rate, KIP-612 connection_creation_rate) and the controller's
+validateQuotaKeyValue: values must be > 0; LONG and INT keys must be whole numbers and
+within range. kquota is stricter than the broker where the broker is lax by accident:
+NaN and infinities are rejected here (the controller's comparisons let NaN through).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+from kquota.model import CLIENT_ID, IP, USER
+
+
+class ValueType(Enum):
+    LONG = "LONG"
+    INT = "INT"
+    DOUBLE = "DOUBLE"
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaKey:
+    name: str
+    value_type: ValueType
+    entity_kind: str  # "client" (user and/or client-id) or "ip"
+    unit: str  # for human rendering: "bytes/s", "%", "/s"
+
+
+QUOTA_KEYS: dict[str, QuotaKey] = {
+    k.name: k
+    for k in (
+        QuotaKey("producer_byte_rate", ValueType.LONG, "client", "bytes/s"),
+        QuotaKey("consumer_byte_rate", ValueType.LONG, "client", "bytes/s"),
+        QuotaKey("request_percentage", ValueType.DOUBLE, "client", "%"),
+        QuotaKey("controller_mutation_rate", ValueType.DOUBLE, "client", "/s"),
+        QuotaKey("connection_creation_rate", ValueType.INT, "ip", "/s"),
+    )
+}
+
+CLIENT_KEYS = tuple(k for k, v in QUOTA_KEYS.items() if v.entity_kind == "client")
+IP_KEYS = tuple(k for k, v in QUOTA_KEYS.items() if v.entity_kind == "ip")
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+
+
+def entity_kind(types: tuple[str, ...] | list[str]) -> str | None:
+    """entity_kind is "ip", "client" or None when the combination is not one the broker allows."""
+    ts = set(types)
+    if not ts or not ts <= {USER, CLIENT_ID, IP}:
+        return None
+    if IP in ts:
+        return "ip" if ts == {IP} else None
+    return "client"
+
+
+def allowed_keys(types: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    kind = entity_kind(types)
+    if kind == "ip":
+        return IP_KEYS
+    if kind == "client":
+        return CLIENT_KEYS
+    return ()
+
+
+def value_problem(key: str, value: float) -> str | None:
+    """value_problem explains why ``value`` is not valid for ``key``, or returns None.
+
+    Booleans and non-numbers are the caller's to reject (they never reach a float).
+    """
+    spec = QUOTA_KEYS.get(key)
+    if math.isnan(value):
+        return "NaN is not a quota value"
+    if math.isinf(value):
+        return "infinity is not a quota value"
+    if value <= 0:
+        return "must be greater than 0"
+    if spec is None or spec.value_type is ValueType.DOUBLE:
+        return None
+    if value != math.floor(value):
+        return "must be a whole number"
+    limit = LONG_MAX if spec.value_type is ValueType.LONG else INT_MAX
+    if value > limit:
+        return f"must be at most {limit} (a {spec.value_type.value})"
+    return None

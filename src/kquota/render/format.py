@@ -1,0 +1,97 @@
+"""Formatting shared by the renderers: numbers, human units, entity names made safe to print.
+
+Numbers: whole values print without ``.0`` (``1048576``), others as Python's shortest
+round-trip ``repr`` (``0.1``, ``1e-05``), never a fixed ``%f`` that hides or invents digits.
+
+Names come from a cluster or a YAML file and may hold anything. Printed to a terminal or a
+pull-request comment, control and format characters (ANSI escapes, bidi overrides, newlines)
+could forge or hide lines, so they are shown escaped (``\\x1b``, ``\\u202e``). A name that
+would be ambiguous in the ``{type=name, ...}`` form (empty, the literal ``<default>``, or with
+``,={}"`` or surrounding spaces) is shown in double quotes.
+"""
+
+from __future__ import annotations
+
+from kquota.model import DEFAULT_NAME_DISPLAY, Entity
+
+_BYTE_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate"})
+_UNIT_SUFFIX = {
+    "request_percentage": "% of a thread",
+    "controller_mutation_rate": " mutations/s",
+    "connection_creation_rate": " connections/s",
+}
+_BINARY_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_AMBIGUOUS = frozenset(',={}"')
+
+
+def number(value: float) -> str:
+    """number prints a quota value: whole numbers without ``.0``, else shortest repr."""
+    if value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+def human(key: str, value: float) -> str | None:
+    """human is the value in units a reader takes in at a glance, or None if it adds nothing."""
+    if key in _BYTE_KEYS:
+        return _bytes_per_second(value)
+    suffix = _UNIT_SUFFIX.get(key)
+    return None if suffix is None else f"{number(value)}{suffix}"
+
+
+def value_with_unit(key: str, value: float) -> str:
+    """value_with_unit is ``1048576 (1 MiB/s)``: the raw value first, the human one beside."""
+    h = human(key, value)
+    return number(value) if h is None else f"{number(value)} ({h})"
+
+
+def _bytes_per_second(value: float) -> str:
+    if not value >= 1024:  # also NaN
+        return f"{number(value)} B/s"
+    scaled, unit = value, "B"
+    for u in _BINARY_UNITS:
+        if scaled < 1024:
+            break
+        scaled, unit = scaled / 1024, u
+    text = str(int(scaled)) if scaled.is_integer() else f"{scaled:.2f}".rstrip("0").rstrip(".")
+    return f"{text} {unit}/s"
+
+
+def safe_text(text: str) -> str:
+    """safe_text escapes control, format and other invisible characters, and backslashes."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    out: list[str] = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+            )
+    return "".join(out)
+
+
+def display_name(name: str | None) -> str:
+    """display_name shows an entity name: ``<default>`` for the default, escaped otherwise."""
+    if name is None:
+        return DEFAULT_NAME_DISPLAY
+    safe = safe_text(name)
+    if (
+        not name
+        or name == DEFAULT_NAME_DISPLAY
+        or name != name.strip()
+        or any(c in _AMBIGUOUS for c in name)
+    ):
+        return '"' + safe.replace('"', '\\"') + '"'
+    return safe
+
+
+def display_entity(entity: Entity) -> str:
+    """display_entity is the KIP-546 form ``{user=alice, client-id=<default>}``, made safe."""
+    return "{" + ", ".join(f"{safe_text(t)}={display_name(n)}" for t, n in entity.parts) + "}"

@@ -1,0 +1,83 @@
+"""Shared fixtures: a real Kafka broker for the session, and Kafka's own tools beside it.
+
+The broker is started once per test session from Maven Central jars (``kquota dev-broker``'s
+launcher) and stopped at the end even when tests fail or the run is interrupted: the session
+finalizer stops it, SIGTERM is turned into an interrupt so finalizers run, and the JVM gets
+PR_SET_PDEATHSIG so it dies with pytest if pytest itself is killed.
+
+A missing JVM or Maven fails the tests that need the broker; they are never skipped.
+``KQUOTA_KAFKA_VERSION`` picks the Kafka release (4.3.1 by default, or 3.9.2).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, MissingToolError
+from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
+from kquota.devbroker.tools import kafka_configs
+
+KAFKA_VERSION = os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+
+
+def _start(dir_: Path, **kwargs: object) -> BrokerInfo:
+    try:
+        KafkaJars.resolve(KAFKA_VERSION)
+    except MissingToolError as e:
+        pytest.fail(f"a real Kafka broker is required and cannot be started: {e}", pytrace=False)
+    return start_broker(dir_, kafka_version=KAFKA_VERSION, die_with_parent=True, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
+    """A running KRaft broker (PLAINTEXT + SASL_PLAINTEXT) shared by the whole session."""
+    broker_dir = tmp_path_factory.mktemp("kafka-broker")
+    info = _start(broker_dir, extra_users={"alice": "alice-secret"})
+    try:
+        yield info
+    finally:
+        stop_broker(broker_dir)
+
+
+@pytest.fixture(scope="session")
+def kafka_broker_with_authorizer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
+    """A second broker with StandardAuthorizer: ``admin`` is super user, ``alice`` has no ACLs."""
+    broker_dir = tmp_path_factory.mktemp("kafka-broker-acl")
+    info = _start(broker_dir, authorizer=True, extra_users={"alice": "alice-secret"})
+    try:
+        yield info
+    finally:
+        stop_broker(broker_dir)
+
+
+class KafkaConfigsTool:
+    """Runs Kafka's kafka-configs against a broker; the independent second client."""
+
+    def __init__(self, broker: BrokerInfo) -> None:
+        self.broker = broker
+
+    def __call__(
+        self, *args: str, sasl_user: tuple[str, str] | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        proc = kafka_configs(self.broker, *args, sasl_user=sasl_user)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kafka-configs {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
+        return proc
+
+
+@pytest.fixture(scope="session")
+def kafka_configs_tool(kafka_broker: BrokerInfo) -> KafkaConfigsTool:
+    return KafkaConfigsTool(kafka_broker)

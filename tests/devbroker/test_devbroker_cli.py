@@ -1,0 +1,106 @@
+"""`kquota dev-broker` as a user runs it: start in the background, status, restart, stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import KAFKA_VERSION
+
+from kquota.devbroker.launcher import _pid_alive, _port_free
+from kquota.devbroker.probe import api_versions_ok
+from kquota.devbroker.tools import kafka_configs
+from kquota.devbroker.launcher import BrokerInfo
+
+
+def _kquota(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kquota.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def _port(addr: str) -> int:
+    return int(addr.rsplit(":", 1)[1])
+
+
+def test_start_status_restart_stop_leaves_nothing_running(tmp_path: Path) -> None:
+    broker_dir = tmp_path / "b"
+    started = _kquota("dev-broker", "start", "--dir", str(broker_dir), "--kafka-version", KAFKA_VERSION)
+    assert started.returncode == 0, started.stderr
+    lines = started.stdout.strip().splitlines()
+    assert len(lines) == 1, "start prints exactly one JSON line on stdout"
+    info = json.loads(lines[0])
+    for key in ("bootstrap_servers", "sasl_bootstrap_servers", "username", "password", "kafka_version"):
+        assert info[key], key
+    assert info["kafka_version"] == KAFKA_VERSION
+    broker = BrokerInfo(**info)
+    try:
+        assert api_versions_ok("127.0.0.1", _port(info["bootstrap_servers"]))
+        status = _kquota("dev-broker", "status", "--dir", str(broker_dir))
+        assert status.returncode == 0
+        assert json.loads(status.stdout)["pid"] == info["pid"]
+        assert info["password"] not in started.stderr
+
+        # A quota survives a stop/start on the same ports.
+        set_proc = kafka_configs(
+            broker, "--alter", "--add-config", "request_percentage=12.5", "--user", "restart-user"
+        )
+        assert set_proc.returncode == 0, set_proc.stderr
+        assert _kquota("dev-broker", "stop", "--dir", str(broker_dir)).stdout.strip() == "stopped"
+        again = _kquota("dev-broker", "start", "--dir", str(broker_dir))
+        assert again.returncode == 0, again.stderr
+        info2 = json.loads(again.stdout)
+        assert info2["bootstrap_servers"] == info["bootstrap_servers"]
+        assert info2["password"] == info["password"]
+        out = kafka_configs(BrokerInfo(**info2), "--describe", "--user", "restart-user").stdout
+        assert "request_percentage=12.5" in out
+        pid = info2["pid"]
+    finally:
+        stopped = _kquota("dev-broker", "stop", "--dir", str(broker_dir))
+    assert stopped.returncode == 0
+    assert stopped.stdout.strip() == "stopped"
+    assert not _pid_alive(pid)
+    for addr in (info["bootstrap_servers"], info["sasl_bootstrap_servers"]):
+        assert _port_free(_port(addr))
+    status = _kquota("dev-broker", "status", "--dir", str(broker_dir))
+    assert status.returncode == 3
+    assert status.stdout.strip() == "not running"
+    assert _kquota("dev-broker", "stop", "--dir", str(broker_dir)).stdout.strip() == "not running"
+
+
+def test_missing_java_gives_a_clear_message(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)  # python only: no java, no mvn
+    env["KQUOTA_CACHE_DIR"] = str(tmp_path / "empty-cache")
+    proc = _kquota("dev-broker", "start", "--dir", str(tmp_path / "b"), env=env)
+    assert proc.returncode == 1
+    assert "Java is not installed" in proc.stderr
+    assert "openjdk" in proc.stderr.lower()
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_maven_gives_a_clear_message(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    java = subprocess.run(["bash", "-c", "command -v java"], capture_output=True, text=True)
+    (bin_dir / "java").symlink_to(Path(java.stdout.strip()).resolve())
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}"
+    env["KQUOTA_CACHE_DIR"] = str(tmp_path / "empty-cache")
+    proc = _kquota("dev-broker", "start", "--dir", str(tmp_path / "b"), env=env)
+    assert proc.returncode == 1
+    assert "Maven is not installed" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_kafka_version_is_refused(tmp_path: Path) -> None:
+    proc = _kquota("dev-broker", "start", "--dir", str(tmp_path / "b"), "--kafka-version", "2.0.0")
+    assert proc.returncode == 1
+    assert "4.3.1" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,508 @@
+package kquota.golden;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.message.AlterClientQuotasRequestData;
+import org.apache.kafka.common.message.AlterClientQuotasResponseData;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.DescribeClientQuotasRequestData;
+import org.apache.kafka.common.message.DescribeClientQuotasResponseData;
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.message.ResponseHeaderData;
+import org.apache.kafka.common.message.SaslAuthenticateRequestData;
+import org.apache.kafka.common.message.SaslAuthenticateResponseData;
+import org.apache.kafka.common.message.SaslHandshakeRequestData;
+import org.apache.kafka.common.message.SaslHandshakeResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Message;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.requests.RequestUtils;
+
+/**
+ * GoldenGen writes kquota's golden wire vectors with the official Java client's generated
+ * message classes, so that the Python codec is checked against bytes it did not write itself.
+ *
+ * <p>For each case it writes {@code <case>.bin} (the exact bytes, no size prefix) and
+ * {@code <case>.json}: {@code {"message", "version", "body"}}, where the body is the client's
+ * own JsonConverter output with spec (PascalCase) field names. Two values have no exact JSON
+ * form and are wrapped: float64 as {@code {"float64_bits": "<16 hex>"}} (so -0.0 and NaN
+ * payloads survive) and bytes as {@code {"bytes_hex": "..."}}. Frame cases (header + body,
+ * built with {@code RequestUtils.serialize} and {@code ApiKeys.*HeaderVersion}) add
+ * {@code frame}, {@code api_key}, {@code header_version}, {@code correlation_id} and
+ * {@code client_id}.
+ */
+public final class GoldenGen {
+    private static final JsonNodeFactory F = JsonNodeFactory.instance;
+    private static final ObjectMapper MAPPER =
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final HexFormat HEX = HexFormat.of();
+
+    private final Path out;
+    private final List<String> names = new ArrayList<>();
+
+    private GoldenGen(Path out) {
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of(args[0]);
+        Files.createDirectories(out);
+        GoldenGen g = new GoldenGen(out);
+        g.quotaRequests();
+        g.quotaResponses();
+        g.apiVersions();
+        g.sasl();
+        g.headers();
+        g.frames();
+        System.out.println("golden-gen: wrote " + g.names.size() + " cases to " + out);
+    }
+
+    // ---- float64 values the issue asks for: zero, -0.0, huge, subnormal, NaNs -----------------
+
+    private static final double NAN_PAYLOAD = Double.longBitsToDouble(0x7ff80000deadbeefL);
+    private static final double NEG_NAN = Double.longBitsToDouble(0xfff8000000000001L);
+
+    // ---- DescribeClientQuotas / AlterClientQuotas requests -----------------------------------
+
+    private static DescribeClientQuotasRequestData.ComponentData component(
+            String type, int matchType, String match) {
+        return new DescribeClientQuotasRequestData.ComponentData()
+                .setEntityType(type).setMatchType((byte) matchType).setMatch(match);
+    }
+
+    private static AlterClientQuotasRequestData.EntityData alterEntity(String type, String name) {
+        return new AlterClientQuotasRequestData.EntityData().setEntityType(type).setEntityName(name);
+    }
+
+    private static AlterClientQuotasRequestData.OpData set(String key, double value) {
+        return new AlterClientQuotasRequestData.OpData().setKey(key).setValue(value).setRemove(false);
+    }
+
+    private static AlterClientQuotasRequestData.OpData remove(String key) {
+        return new AlterClientQuotasRequestData.OpData().setKey(key).setRemove(true);
+    }
+
+    private static AlterClientQuotasRequestData.EntryData alterEntry(
+            List<AlterClientQuotasRequestData.EntityData> entity,
+            List<AlterClientQuotasRequestData.OpData> ops) {
+        return new AlterClientQuotasRequestData.EntryData().setEntity(entity).setOps(ops);
+    }
+
+    private void quotaRequests() throws IOException {
+        for (short v = 0; v <= 1; v++) {
+            emit("describe_empty_filter", new DescribeClientQuotasRequestData()
+                    .setComponents(List.of()).setStrict(false), v);
+            emit("describe_exact_user_strict", new DescribeClientQuotasRequestData()
+                    .setComponents(List.of(component("user", 0, "alice"))).setStrict(true), v);
+            emit("describe_default_user", new DescribeClientQuotasRequestData()
+                    .setComponents(List.of(component("user", 1, null))).setStrict(false), v);
+            emit("describe_any_client_id", new DescribeClientQuotasRequestData()
+                    .setComponents(List.of(component("client-id", 2, null))).setStrict(false), v);
+            emit("describe_mixed_unicode", new DescribeClientQuotasRequestData()
+                    .setComponents(List.of(
+                            component("user", 0, "\u00fcn\u00efc\u00f8d\u00e9-\u7528\u6237"),
+                            component("client-id", 1, null),
+                            component("ip", 2, null)))
+                    .setStrict(true), v);
+
+            emit("alter_empty", new AlterClientQuotasRequestData()
+                    .setEntries(List.of()).setValidateOnly(false), v);
+            emit("alter_set_and_remove", new AlterClientQuotasRequestData()
+                    .setEntries(List.of(alterEntry(
+                            List.of(alterEntity("user", "alice"), alterEntity("client-id", "app")),
+                            List.of(set("producer_byte_rate", 1048576.0),
+                                    remove("consumer_byte_rate")))))
+                    .setValidateOnly(false), v);
+            emit("alter_default_entities_validate_only", new AlterClientQuotasRequestData()
+                    .setEntries(List.of(
+                            alterEntry(List.of(alterEntity("user", null)),
+                                    List.of(set("request_percentage", 12.5))),
+                            alterEntry(List.of(alterEntity("user", null),
+                                            alterEntity("client-id", null)),
+                                    List.of(remove("producer_byte_rate"))),
+                            alterEntry(List.of(alterEntity("ip", null)),
+                                    List.of(set("connection_creation_rate", 100.0)))))
+                    .setValidateOnly(true), v);
+            emit("alter_special_values", new AlterClientQuotasRequestData()
+                    .setEntries(List.of(alterEntry(
+                            List.of(alterEntity("user", "edge")),
+                            List.of(set("zero", 0.0), set("negative_zero", -0.0),
+                                    set("huge", 1e308), set("subnormal", Double.MIN_VALUE),
+                                    set("max", Double.MAX_VALUE), set("nan", Double.NaN),
+                                    set("nan_payload", NAN_PAYLOAD), set("negative_nan", NEG_NAN),
+                                    set("inf", Double.POSITIVE_INFINITY),
+                                    set("neg_inf", Double.NEGATIVE_INFINITY)))))
+                    .setValidateOnly(true), v);
+        }
+    }
+
+    // ---- DescribeClientQuotas / AlterClientQuotas responses ----------------------------------
+
+    private static DescribeClientQuotasResponseData.EntryData describedEntry(
+            String[][] entity, Object[][] values) {
+        List<DescribeClientQuotasResponseData.EntityData> e = new ArrayList<>();
+        for (String[] p : entity) {
+            e.add(new DescribeClientQuotasResponseData.EntityData()
+                    .setEntityType(p[0]).setEntityName(p[1]));
+        }
+        List<DescribeClientQuotasResponseData.ValueData> vs = new ArrayList<>();
+        for (Object[] kv : values) {
+            vs.add(new DescribeClientQuotasResponseData.ValueData()
+                    .setKey((String) kv[0]).setValue((Double) kv[1]));
+        }
+        return new DescribeClientQuotasResponseData.EntryData().setEntity(e).setValues(vs);
+    }
+
+    private static DescribeClientQuotasResponseData describeResponse() {
+        return new DescribeClientQuotasResponseData()
+                .setThrottleTimeMs(0).setErrorCode((short) 0).setErrorMessage(null)
+                .setEntries(List.of(
+                        describedEntry(new String[][] {{"user", "alice"}},
+                                new Object[][] {{"producer_byte_rate", 1048576.0},
+                                    {"consumer_byte_rate", 2097152.0}}),
+                        describedEntry(new String[][] {{"user", null}, {"client-id", null}},
+                                new Object[][] {{"request_percentage", 12.5}}),
+                        describedEntry(new String[][] {{"ip", null}},
+                                new Object[][] {{"connection_creation_rate", 100.0}}),
+                        describedEntry(new String[][] {{"user", "edge"}, {"client-id", "c"}},
+                                new Object[][] {{"negative_zero", -0.0}, {"huge", 1e308},
+                                    {"subnormal", Double.MIN_VALUE}, {"nan", Double.NaN},
+                                    {"nan_payload", NAN_PAYLOAD}})));
+    }
+
+    private static AlterClientQuotasResponseData.EntryData alteredEntry(
+            int code, String message, String[][] entity) {
+        List<AlterClientQuotasResponseData.EntityData> e = new ArrayList<>();
+        for (String[] p : entity) {
+            e.add(new AlterClientQuotasResponseData.EntityData()
+                    .setEntityType(p[0]).setEntityName(p[1]));
+        }
+        return new AlterClientQuotasResponseData.EntryData()
+                .setErrorCode((short) code).setErrorMessage(message).setEntity(e);
+    }
+
+    private void quotaResponses() throws IOException {
+        for (short v = 0; v <= 1; v++) {
+            emit("describe_entries", describeResponse().setThrottleTimeMs(17), v);
+            emit("describe_empty", new DescribeClientQuotasResponseData()
+                    .setEntries(List.of()), v);
+            emit("describe_error_null_entries", new DescribeClientQuotasResponseData()
+                    .setThrottleTimeMs(0).setErrorCode((short) 42)
+                    .setErrorMessage("Invalid match type 7").setEntries(null), v);
+            emit("alter_per_entry_errors", new AlterClientQuotasResponseData()
+                    .setThrottleTimeMs(5)
+                    .setEntries(List.of(
+                            alteredEntry(0, null, new String[][] {{"user", "alice"}}),
+                            alteredEntry(42, "Invalid value -1.0 for producer_byte_rate",
+                                    new String[][] {{"user", null}, {"client-id", "app"}}),
+                            alteredEntry(44, "duplicate entity", new String[][] {{"ip", null}}))),
+                    v);
+        }
+    }
+
+    // ---- ApiVersions -------------------------------------------------------------------------
+
+    private static ApiVersionsResponseData.ApiVersionCollection apiKeys(int[][] rows) {
+        ApiVersionsResponseData.ApiVersionCollection c =
+                new ApiVersionsResponseData.ApiVersionCollection();
+        for (int[] r : rows) {
+            c.add(new ApiVersionsResponseData.ApiVersion()
+                    .setApiKey((short) r[0]).setMinVersion((short) r[1])
+                    .setMaxVersion((short) r[2]));
+        }
+        return c;
+    }
+
+    private static ApiVersionsResponseData.SupportedFeatureKeyCollection supported() {
+        ApiVersionsResponseData.SupportedFeatureKeyCollection c =
+                new ApiVersionsResponseData.SupportedFeatureKeyCollection();
+        c.add(new ApiVersionsResponseData.SupportedFeatureKey()
+                .setName("metadata.version").setMinVersion((short) 7).setMaxVersion((short) 27));
+        c.add(new ApiVersionsResponseData.SupportedFeatureKey()
+                .setName("kraft.version").setMinVersion((short) 0).setMaxVersion((short) 1));
+        return c;
+    }
+
+    private void apiVersions() throws IOException {
+        int[][] keys = {{17, 0, 1}, {18, 0, 4}, {36, 0, 2}, {48, 0, 1}, {49, 0, 1}};
+        for (short v = 0; v <= 4; v++) {
+            ApiVersionsRequestData req = new ApiVersionsRequestData();
+            if (v >= 3) {
+                req.setClientSoftwareName("kquota").setClientSoftwareVersion("0.1.0");
+            }
+            emit("api_versions", req, v);
+            ApiVersionsResponseData resp = new ApiVersionsResponseData()
+                    .setErrorCode((short) 0).setApiKeys(apiKeys(keys));
+            if (v >= 1) {
+                resp.setThrottleTimeMs(3);
+            }
+            if (v >= 3) {
+                ApiVersionsResponseData.FinalizedFeatureKeyCollection fin =
+                        new ApiVersionsResponseData.FinalizedFeatureKeyCollection();
+                fin.add(new ApiVersionsResponseData.FinalizedFeatureKey()
+                        .setName("metadata.version").setMaxVersionLevel((short) 27)
+                        .setMinVersionLevel((short) 27));
+                resp.setSupportedFeatures(supported()).setFinalizedFeaturesEpoch(42L)
+                        .setFinalizedFeatures(fin).setZkMigrationReady(true);
+                emit("api_versions_all_tags", resp, v);
+                emit("api_versions_supported_features_only", new ApiVersionsResponseData()
+                        .setErrorCode((short) 0).setApiKeys(apiKeys(keys)).setThrottleTimeMs(0)
+                        .setSupportedFeatures(supported()), v);
+            } else {
+                emit("api_versions", resp, v);
+            }
+        }
+        // What a broker sends for an unsupported ApiVersions version: always v0, error 35.
+        emit("api_versions_unsupported", new ApiVersionsResponseData()
+                .setErrorCode((short) 35).setApiKeys(apiKeys(new int[][] {{18, 0, 4}})), (short) 0);
+    }
+
+    // ---- SASL --------------------------------------------------------------------------------
+
+    private void sasl() throws IOException {
+        for (short v = 0; v <= 1; v++) {
+            emit("sasl_handshake", new SaslHandshakeRequestData().setMechanism("SCRAM-SHA-256"), v);
+            emit("sasl_handshake", new SaslHandshakeResponseData().setErrorCode((short) 0)
+                    .setMechanisms(List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")), v);
+        }
+        emit("sasl_handshake_unsupported", new SaslHandshakeResponseData()
+                .setErrorCode((short) 33).setMechanisms(List.of("PLAIN")), (short) 1);
+        byte[] clientFirst = "n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL".getBytes(StandardCharsets.UTF_8);
+        byte[] serverFirst = "r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096"
+                .getBytes(StandardCharsets.UTF_8);
+        for (short v = 0; v <= 2; v++) {
+            emit("sasl_authenticate", new SaslAuthenticateRequestData().setAuthBytes(clientFirst), v);
+            emit("sasl_authenticate_empty", new SaslAuthenticateRequestData()
+                    .setAuthBytes(new byte[0]), v);
+            SaslAuthenticateResponseData ok = new SaslAuthenticateResponseData()
+                    .setErrorCode((short) 0).setErrorMessage(null).setAuthBytes(serverFirst);
+            if (v >= 1) {
+                ok.setSessionLifetimeMs(3_600_000L);
+            }
+            emit("sasl_authenticate", ok, v);
+            emit("sasl_authenticate_failed", new SaslAuthenticateResponseData()
+                    .setErrorCode((short) 58)
+                    .setErrorMessage("Authentication failed during authentication due to invalid"
+                            + " credentials with SASL mechanism SCRAM-SHA-256")
+                    .setAuthBytes(new byte[0]), v);
+        }
+    }
+
+    // ---- headers -----------------------------------------------------------------------------
+
+    private void headers() throws IOException {
+        for (short v = 1; v <= 2; v++) {
+            emit("header", new RequestHeaderData().setRequestApiKey((short) 48)
+                    .setRequestApiVersion((short) 1).setCorrelationId(7).setClientId("kquota"), v);
+            emit("header_null_client_id", new RequestHeaderData().setRequestApiKey((short) 18)
+                    .setRequestApiVersion((short) 3).setCorrelationId(-2).setClientId(null), v);
+        }
+        for (short v = 0; v <= 1; v++) {
+            emit("header", new ResponseHeaderData().setCorrelationId(2147483647), v);
+        }
+    }
+
+    // ---- whole frames: header + body, header version chosen by the Java client ----------------
+
+    private void frames() throws IOException {
+        String clientId = "kquota";
+        int corr = 100;
+        for (short v = 0; v <= 1; v++) {
+            requestFrame(ApiKeys.DESCRIBE_CLIENT_QUOTAS, v, corr++, clientId,
+                    new DescribeClientQuotasRequestData()
+                            .setComponents(List.of(component("user", 0, "alice"))).setStrict(true));
+            requestFrame(ApiKeys.ALTER_CLIENT_QUOTAS, v, corr++, clientId,
+                    new AlterClientQuotasRequestData().setEntries(List.of(alterEntry(
+                            List.of(alterEntity("user", null)),
+                            List.of(set("producer_byte_rate", 1024.0))))).setValidateOnly(true));
+            responseFrame(ApiKeys.DESCRIBE_CLIENT_QUOTAS, v, corr++, describeResponse());
+        }
+        for (short v = 0; v <= 4; v++) {
+            ApiVersionsRequestData req = new ApiVersionsRequestData();
+            if (v >= 3) {
+                req.setClientSoftwareName("kquota").setClientSoftwareVersion("0.1.0");
+            }
+            requestFrame(ApiKeys.API_VERSIONS, v, corr++, clientId, req);
+            ApiVersionsResponseData resp = new ApiVersionsResponseData()
+                    .setApiKeys(apiKeys(new int[][] {{48, 0, 1}, {49, 0, 1}}));
+            if (v >= 3) {
+                resp.setSupportedFeatures(supported());
+            }
+            responseFrame(ApiKeys.API_VERSIONS, v, corr++, resp);
+        }
+        requestFrame(ApiKeys.SASL_HANDSHAKE, (short) 1, corr++, null,
+                new SaslHandshakeRequestData().setMechanism("PLAIN"));
+        for (short v = 0; v <= 2; v++) {
+            requestFrame(ApiKeys.SASL_AUTHENTICATE, v, corr++, clientId,
+                    new SaslAuthenticateRequestData()
+                            .setAuthBytes("\0alice\0pw".getBytes(StandardCharsets.UTF_8)));
+            SaslAuthenticateResponseData ok = new SaslAuthenticateResponseData()
+                    .setAuthBytes(new byte[0]);
+            if (v >= 1) {
+                ok.setSessionLifetimeMs(60_000L);
+            }
+            responseFrame(ApiKeys.SASL_AUTHENTICATE, v, corr++, ok);
+        }
+    }
+
+    private void requestFrame(ApiKeys api, short v, int corr, String clientId, Message body)
+            throws IOException {
+        short hv = api.requestHeaderVersion(v);
+        RequestHeaderData h = new RequestHeaderData().setRequestApiKey(api.id)
+                .setRequestApiVersion(v).setCorrelationId(corr).setClientId(clientId);
+        byte[] bytes = toArray(RequestUtils.serialize(h, hv, body, v));
+        ObjectNode extra = F.objectNode();
+        extra.put("frame", "request");
+        extra.put("api_key", api.id);
+        extra.put("header_version", hv);
+        extra.put("correlation_id", corr);
+        extra.put("client_id", clientId);
+        write("frame_" + messageName(body) + "_v" + v, body, v, bytes, extra);
+    }
+
+    private void responseFrame(ApiKeys api, short v, int corr, Message body) throws IOException {
+        short hv = api.responseHeaderVersion(v);
+        ResponseHeaderData h = new ResponseHeaderData().setCorrelationId(corr);
+        byte[] bytes = toArray(RequestUtils.serialize(h, hv, body, v));
+        ObjectNode extra = F.objectNode();
+        extra.put("frame", "response");
+        extra.put("api_key", api.id);
+        extra.put("header_version", hv);
+        extra.put("correlation_id", corr);
+        write("frame_" + messageName(body) + "_v" + v, body, v, bytes, extra);
+    }
+
+    // ---- serialisation and JSON --------------------------------------------------------------
+
+    private static String messageName(Message m) {
+        String n = m.getClass().getSimpleName();
+        return n.endsWith("Data") ? n.substring(0, n.length() - 4) : n;
+    }
+
+    private static byte[] toArray(ByteBuffer b) {
+        byte[] a = new byte[b.remaining()];
+        b.duplicate().get(a);
+        return a;
+    }
+
+    private static byte[] serialize(Message m, short v) {
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        int size = m.size(cache, v);
+        ByteBuffer buf = ByteBuffer.allocate(size);
+        m.write(new ByteBufferAccessor(buf), cache, v);
+        if (buf.hasRemaining()) {
+            throw new IllegalStateException("size() and write() disagree for " + messageName(m));
+        }
+        buf.flip();
+        return toArray(buf);
+    }
+
+    private void emit(String label, Message m, short v) throws IOException {
+        write(messageName(m) + "_v" + v + "_" + label, m, v, serialize(m, v), null);
+    }
+
+    private void write(String name, Message m, short v, byte[] bytes, ObjectNode extra)
+            throws IOException {
+        if (names.contains(name)) {
+            throw new IllegalStateException("duplicate case " + name);
+        }
+        names.add(name);
+        ObjectNode doc = F.objectNode();
+        doc.put("message", messageName(m));
+        doc.put("version", v);
+        if (extra != null) {
+            doc.setAll(extra);
+        }
+        doc.set("body", body(m, v));
+        Files.write(out.resolve(name + ".bin"), bytes);
+        Files.writeString(out.resolve(name + ".json"),
+                MAPPER.writeValueAsString(doc) + "\n", StandardCharsets.UTF_8);
+    }
+
+    /** body converts with the client's JsonConverter, then renames and wraps (see class doc). */
+    private static JsonNode body(Message m, short v) {
+        JsonNode raw;
+        try {
+            Class<?> conv = Class.forName(m.getClass().getName() + "JsonConverter");
+            raw = (JsonNode) conv.getMethod("write", m.getClass(), short.class).invoke(null, m, v);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+        ObjectNode body = (ObjectNode) translate(raw);
+        // The converter leaves out tagged fields that hold their default; a decoder yields the
+        // default, so put them back (from the Java object itself) to keep the body complete.
+        if (m instanceof ApiVersionsResponseData a && v >= 3) {
+            ObjectNode full = F.objectNode();
+            for (Iterator<Map.Entry<String, JsonNode>> it = body.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                full.set(e.getKey(), e.getValue());
+            }
+            if (!full.has("SupportedFeatures")) {
+                full.set("SupportedFeatures", F.arrayNode());
+            }
+            if (!full.has("FinalizedFeaturesEpoch")) {
+                full.put("FinalizedFeaturesEpoch", a.finalizedFeaturesEpoch());
+            }
+            if (!full.has("FinalizedFeatures")) {
+                full.set("FinalizedFeatures", F.arrayNode());
+            }
+            if (!full.has("ZkMigrationReady")) {
+                full.put("ZkMigrationReady", a.zkMigrationReady());
+            }
+            return full;
+        }
+        return body;
+    }
+
+    private static JsonNode translate(JsonNode n) {
+        if (n.isObject()) {
+            ObjectNode o = F.objectNode();
+            for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                String k = e.getKey();
+                o.set(Character.toUpperCase(k.charAt(0)) + k.substring(1), translate(e.getValue()));
+            }
+            return o;
+        }
+        if (n.isArray()) {
+            ArrayNode a = F.arrayNode();
+            for (JsonNode c : n) {
+                a.add(translate(c));
+            }
+            return a;
+        }
+        if (n.isDouble() || n.isFloat()) {
+            ObjectNode o = F.objectNode();
+            o.put("float64_bits",
+                    String.format("%016x", Double.doubleToRawLongBits(n.doubleValue())));
+            return o;
+        }
+        if (n.isBinary()) {
+            ObjectNode o = F.objectNode();
+            try {
+                o.put("bytes_hex", HEX.formatHex(n.binaryValue()));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            return o;
+        }
+        return n;
+    }
+}
