@@ -1,0 +1,1 @@
+"""Drift: how a cluster differs from its desired state, classified for people and cron jobs."""

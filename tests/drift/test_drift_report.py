@@ -1,0 +1,71 @@
+"""Drift findings are the plan's differences, named for the operator."""
+
+from __future__ import annotations
+
+from kquota.drift.render import render_json, render_markdown, render_prometheus, render_text
+from kquota.drift.report import DriftKind, drift_report
+from kquota.model import Entity
+from kquota.plan.planner import plan as make_plan
+from kquota.plan.policy import Policy
+
+A = Entity.of({"user": "a"})
+B = Entity.of({"user": "b"})
+C = Entity.of({"user": "c"})
+D = Entity.of({"client-id": "d"})
+DEF = Entity.of({"user": None})
+
+DESIRED = {
+    A: {"producer_byte_rate": 100.0, "consumer_byte_rate": 5.0},
+    B: {"producer_byte_rate": 100.0},
+    C: {"request_percentage": 10.0},
+}
+SNAPSHOT = {
+    A: {"producer_byte_rate": 200.0},  # value changed, consumer_byte_rate missing
+    B: {"producer_byte_rate": 100.0, "request_percentage": 3.0},  # key added out of band
+    D: {"consumer_byte_rate": 1.0},  # undeclared
+    # C missing entirely
+}
+
+
+def _kinds(prune: bool) -> dict[tuple[Entity, str | None], DriftKind]:
+    report = drift_report(make_plan(DESIRED, SNAPSHOT, Policy(prune=prune)), prune=prune)
+    return {(f.entity, f.key): f.kind for f in report.findings}
+
+
+def test_every_kind_of_drift_is_classified() -> None:
+    kinds = _kinds(prune=True)
+    assert kinds == {
+        (A, "consumer_byte_rate"): DriftKind.KEY_REMOVED,
+        (A, "producer_byte_rate"): DriftKind.VALUE_CHANGED,
+        (B, "request_percentage"): DriftKind.KEY_ADDED,
+        (C, None): DriftKind.ENTITY_MISSING,
+        (D, None): DriftKind.ENTITY_UNDECLARED,
+    }
+
+
+def test_undeclared_entities_are_unmanaged_not_drift_when_prune_is_off() -> None:
+    report = drift_report(make_plan(DESIRED, SNAPSHOT, Policy(prune=False)), prune=False)
+    assert (D, None) not in {(f.entity, f.key) for f in report.findings}
+    assert report.unmanaged == (D,)
+    assert report.drifted
+
+
+def test_in_sync_report_and_renderings() -> None:
+    report = drift_report(make_plan(DESIRED, DESIRED, Policy()), prune=False)
+    assert not report.drifted
+    assert render_text(report).startswith("cluster: in sync")
+    assert '"in_sync": true' in render_json(report)
+    prom = render_prometheus([report], 1700000000.0)
+    assert 'kquota_drift_in_sync{cluster=""} 1' in prom
+
+
+def test_renderings_of_drift() -> None:
+    report = drift_report(make_plan(DESIRED, SNAPSHOT, Policy(prune=True)), prune=True)
+    text = render_text(report)
+    assert "drift in 4 entities (5 findings)" in text
+    assert "producer_byte_rate: cluster 200 (200 B/s), desired 100 (100 B/s)" in text
+    md = render_markdown(report)
+    assert "| `{user=b}` | key_added |" in md
+    prom = render_prometheus([report], 1.0)
+    assert 'kquota_drift_findings{cluster="",kind="value_changed"} 1' in prom
+    assert 'kquota_drift_in_sync{cluster=""} 0' in prom
