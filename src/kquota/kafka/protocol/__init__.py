@@ -29,15 +29,17 @@ API_VERSIONS = 18
 SASL_AUTHENTICATE = 36
 DESCRIBE_CLIENT_QUOTAS = 48
 ALTER_CLIENT_QUOTAS = 49
+DESCRIBE_CLUSTER = 60
 
 __all__ = [
     "ALTER_CLIENT_QUOTAS",
     "API_VERSIONS",
     "DESCRIBE_CLIENT_QUOTAS",
+    "DESCRIBE_CLUSTER",
+    "ProtocolError",
     "SASL_AUTHENTICATE",
     "SASL_HANDSHAKE",
     "UNKNOWN_TAGS",
-    "ProtocolError",
     "decode_body",
     "decode_request",
     "decode_response",

@@ -169,16 +169,43 @@ def _null_or_error(nullable: bool, n: int, pos: int, what: str) -> tuple[Any, in
 
 
 def string_codec(compact: bool, nullable: bool) -> tuple[Decoder, Encoder]:
-    """string_codec: INT16 length (-1 null) or, when compact, uvarint N+1 (0 null); UTF-8."""
-    limit = 0x7FFFFFFF if compact else 0x7FFF
+    """string_codec: INT16 length (-1 null) or, when compact, uvarint N+1 (0 null); UTF-8.
 
-    def decode(buf: bytes, pos: int) -> tuple[Any, int]:
-        n, pos = _read_length(buf, pos, compact, False)
+    The decoders read the length inline (no helper call): strings are most of the fields in a
+    describe response, so this is the hottest path of the codec.
+    """
+    limit = 0x7FFFFFFF if compact else 0x7FFF
+    i16_from = _I16.unpack_from
+
+    def finish(buf: bytes, pos: int, n: int) -> tuple[Any, int]:
         if n < 0:
             return _null_or_error(nullable, n, pos, "string")
+        raise truncated(n, len(buf) - pos)
+
+    def decode_compact(buf: bytes, pos: int) -> tuple[Any, int]:
+        if pos < len(buf) and buf[pos] < 0x80:
+            n = buf[pos] - 1
+            pos += 1
+        else:
+            n, pos = read_uvarint(buf, pos)
+            n -= 1
         end = pos + n
-        if end > len(buf):
-            raise truncated(n, len(buf) - pos)
+        if n < 0 or end > len(buf):
+            return finish(buf, pos, n)
+        try:
+            return buf[pos:end].decode("utf-8"), end
+        except UnicodeDecodeError as e:
+            raise FieldError(f"invalid UTF-8 ({e.reason})") from None
+
+    def decode_classic(buf: bytes, pos: int) -> tuple[Any, int]:
+        try:
+            n = i16_from(buf, pos)[0]
+        except struct.error:
+            raise truncated(2, len(buf) - pos) from None
+        pos += 2
+        end = pos + n
+        if n < 0 or end > len(buf):
+            return finish(buf, pos, n)
         try:
             return buf[pos:end].decode("utf-8"), end
         except UnicodeDecodeError as e:
@@ -201,7 +228,7 @@ def string_codec(compact: bool, nullable: bool) -> tuple[Decoder, Encoder]:
         _write_length(len(raw), out, compact, False)
         out += raw
 
-    return decode, encode
+    return (decode_compact if compact else decode_classic), encode
 
 
 def bytes_codec(compact: bool, nullable: bool) -> tuple[Decoder, Encoder]:

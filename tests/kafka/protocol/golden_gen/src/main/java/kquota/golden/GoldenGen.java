@@ -29,6 +29,8 @@ import org.apache.kafka.common.message.SaslAuthenticateRequestData;
 import org.apache.kafka.common.message.SaslAuthenticateResponseData;
 import org.apache.kafka.common.message.SaslHandshakeRequestData;
 import org.apache.kafka.common.message.SaslHandshakeResponseData;
+import org.apache.kafka.common.message.DescribeClusterRequestData;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
@@ -64,11 +66,18 @@ public final class GoldenGen {
     public static void main(String[] args) throws Exception {
         Path out = Path.of(args[0]);
         Files.createDirectories(out);
+        // Start from an empty table so that a renamed or dropped case cannot linger.
+        try (var old = Files.newDirectoryStream(out, "*.{bin,json}")) {
+            for (Path p : old) {
+                Files.delete(p);
+            }
+        }
         GoldenGen g = new GoldenGen(out);
         g.quotaRequests();
         g.quotaResponses();
         g.apiVersions();
         g.sasl();
+        g.describeCluster();
         g.headers();
         g.frames();
         System.out.println("golden-gen: wrote " + g.names.size() + " cases to " + out);
@@ -302,6 +311,29 @@ public final class GoldenGen {
                     .setErrorMessage("Authentication failed during authentication due to invalid"
                             + " credentials with SASL mechanism SCRAM-SHA-256")
                     .setAuthBytes(new byte[0]), v);
+        }
+    }
+
+    // ---- DescribeCluster (KIP-700): the cluster id saved plans are pinned to ----------------
+
+    private void describeCluster() throws IOException {
+        for (short v = 0; v <= 2; v++) {
+            DescribeClusterRequestData req = new DescribeClusterRequestData()
+                    .setIncludeClusterAuthorizedOperations(false);
+            if (v >= 2) {
+                req.setIncludeFencedBrokers(true);
+            }
+            emit("describe_cluster", req, v);
+            DescribeClusterResponseData.DescribeClusterBrokerCollection brokers =
+                    new DescribeClusterResponseData.DescribeClusterBrokerCollection();
+            brokers.add(new DescribeClusterResponseData.DescribeClusterBroker()
+                    .setBrokerId(1).setHost("127.0.0.1").setPort(9092).setRack(null));
+            brokers.add(new DescribeClusterResponseData.DescribeClusterBroker()
+                    .setBrokerId(2).setHost("broker-2").setPort(19092).setRack("rack-b"));
+            emit("describe_cluster", new DescribeClusterResponseData()
+                    .setThrottleTimeMs(0).setErrorCode((short) 0).setErrorMessage(null)
+                    .setClusterId("CCQ4QSgLbJDcYlJVZkNqvA").setControllerId(1)
+                    .setBrokers(brokers), v);
         }
     }
 
