@@ -48,7 +48,7 @@ def render_text(report: DriftReport) -> str:
         lines.append(f"    {f.kind.value}: {_detail(f)}")
     if report.unmanaged:
         lines.append(
-            f"  {len(report.unmanaged)} in-scope entities are not declared (prune is off: "
+            f"  {report.unmanaged} in-scope entities are not declared (prune is off: "
             "left alone, not drift)"
         )
     counts = ", ".join(f"{k} {v}" for k, v in report.counts().items() if v)
@@ -68,7 +68,7 @@ def render_markdown(report: DriftReport) -> str:
         if len(report.findings) > _MD_ROWS_SHOWN:
             lines.append(f"\n… and {len(report.findings) - _MD_ROWS_SHOWN} more findings")
     if report.unmanaged:
-        lines += ["", f"{len(report.unmanaged)} in-scope entities are not declared (prune off)."]
+        lines += ["", f"{report.unmanaged} in-scope entities are not declared (prune off)."]
     return "\n".join(lines) + "\n"
 
 
@@ -106,7 +106,7 @@ def render_prometheus(reports: list[DriftReport], timestamp: float) -> str:
     for r in reports:
         out.append(
             f'kquota_drift_unmanaged_entities{{cluster="{_label_value(r.cluster or "")}"}} '
-            f"{len(r.unmanaged)}"
+            f"{r.unmanaged}"
         )
     out += [
         "# HELP kquota_drift_last_check_timestamp_seconds When the drift check ran.",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from kquota.model import Entity, sorted_entities
+from kquota.model import Entity
 from kquota.plan.types import ChangeKind, IgnoreReason, Plan
 
 REPORT_FORMAT_VERSION = 1
@@ -54,7 +54,8 @@ class Finding:
 class DriftReport:
     cluster: str | None
     findings: tuple[Finding, ...]
-    unmanaged: tuple[Entity, ...] = ()
+    unmanaged: int = 0
+    """In-scope entities no file declares, left alone because prune is off."""
     prune: bool = False
     checked_at: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -80,7 +81,7 @@ class DriftReport:
             "prune": self.prune,
             "counts": self.counts(),
             "drifted_entities": self.drifted_entities,
-            "unmanaged_entities": len(self.unmanaged),
+            "unmanaged_entities": self.unmanaged,
             "findings": [f.to_data() for f in self.findings],
         }
 
@@ -105,11 +106,5 @@ def drift_report(plan: Plan, *, prune: bool, checked_at: str | None = None) -> D
                 findings.append(
                     Finding(alt.entity, DriftKind.VALUE_CHANGED, op.key, op.value, op.before)
                 )
-    unmanaged = tuple(
-        sorted_entities(
-            dict.fromkeys(
-                e for g in plan.ignored if g.reason is IgnoreReason.NOT_DECLARED for e in g.entities
-            )
-        )
-    )
+    unmanaged = plan.ignored_count(IgnoreReason.NOT_DECLARED)
     return DriftReport(plan.cluster, tuple(findings), unmanaged, prune, checked_at)

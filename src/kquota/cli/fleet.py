@@ -1,0 +1,114 @@
+"""``kquota fleet``: plan, drift and resolve across many clusters, locally or on Spark."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from kquota.plan.policy import Policy
+
+_engine = click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="local: in this process; spark: a PySpark job (pip install 'kquota[spark]').",
+)
+_master = click.option(
+    "--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark)."
+)
+_desired = click.option(
+    "--desired",
+    "desired_root",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Desired-state root: one folder per cluster (ROOT/<cluster>/*.yaml).",
+)
+_snapshots = click.option(
+    "--snapshots",
+    "snapshots_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="One snapshot per cluster: <cluster>.json, .jsonl or .parquet.",
+)
+_out = click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
+_prune = click.option("--prune/--no-prune", default=False, show_default=True)
+_allow = click.option("--allow-mass-removal", is_flag=True)
+
+
+@click.group("fleet")
+def command() -> None:
+    """Plan, drift and resolve for a whole fleet of clusters in one job."""
+
+
+def _plans(
+    desired_root: Path, snapshots_dir: Path, engine: str, master: str, policy: Policy
+) -> dict[str, object]:
+    from kquota.fleet.layout import discover
+    from kquota.fleet.run import plan_fleet
+
+    clusters = discover(desired_root, snapshots_dir)
+    began = time.monotonic()
+    plans = plan_fleet(clusters, policy, engine=engine, master=master)
+    click.echo(
+        f"planned {len(clusters)} clusters with the {engine} engine in "
+        f"{time.monotonic() - began:.1f}s",
+        err=True,
+    )
+    return dict(plans)
+
+
+@command.command("plan")
+@_desired
+@_snapshots
+@_out
+@_engine
+@_master
+@_prune
+@_allow
+def plan_cmd(
+    desired_root: Path,
+    snapshots_dir: Path,
+    out: Path,
+    engine: str,
+    master: str,
+    prune: bool,
+    allow_mass_removal: bool,
+) -> None:
+    """Write OUT/<cluster>.plan.json for every cluster, and OUT/fleet-plan.json."""
+    from kquota.fleet.run import write_plans
+
+    policy = Policy(prune=prune, allow_mass_removal=allow_mass_removal)
+    plans = _plans(desired_root, snapshots_dir, engine, master, policy)
+    summary = write_plans(plans, out)  # type: ignore[arg-type]
+    t = summary["totals"]
+    click.echo(
+        f"{t['clusters']} clusters, {t['clusters_with_changes']} with changes, "
+        f"{t['alterations']} alterations, {t['guard_violations']} stopped by the removal guard; "
+        f"plans in {out}"
+    )
+    if t["guard_violations"] and not allow_mass_removal:
+        sys.exit(1)
+
+
+@command.command("drift")
+@_desired
+@_snapshots
+@_out
+@_engine
+@_master
+@_prune
+def drift_cmd(
+    desired_root: Path, snapshots_dir: Path, out: Path, engine: str, master: str, prune: bool
+) -> None:
+    """Write OUT/<cluster>.drift.json and OUT/fleet-drift.json; exit 2 when any drifted."""
+    from kquota.fleet.run import write_drift
+
+    plans = _plans(desired_root, snapshots_dir, engine, master, Policy(prune=prune))
+    summary = write_drift(plans, out, prune=prune)  # type: ignore[arg-type]
+    t = summary["totals"]
+    click.echo(f"{t['drifted']} of {t['clusters']} clusters drifted; reports in {out}")
+    sys.exit(2 if t["drifted"] else 0)

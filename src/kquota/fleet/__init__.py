@@ -1,0 +1,1 @@
+"""Fleet planning: one desired-state folder and one snapshot per cluster, many clusters."""
