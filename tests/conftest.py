@@ -22,6 +22,7 @@ import pytest
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, MissingToolError
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.devbroker.tools import kafka_configs
+from kquota.engines.spark import SparkEngine, SparkSettings
 
 KAFKA_VERSION = os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
 
@@ -81,3 +82,18 @@ class KafkaConfigsTool:
 @pytest.fixture(scope="session")
 def kafka_configs_tool(kafka_broker: BrokerInfo) -> KafkaConfigsTool:
     return KafkaConfigsTool(kafka_broker)
+
+
+@pytest.fixture(scope="session")
+def spark_engine() -> Iterator[SparkEngine]:
+    """One local-mode Spark engine for the fleet tests (a Spark JVM takes seconds to start)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        pytest.fail(f"PySpark is required for the fleet tests: {e}", pytrace=False)
+    engine = SparkEngine(SparkSettings(master="local[2]", shuffle_partitions=4, driver_memory="1g"))
+    engine.session()
+    try:
+        yield engine
+    finally:
+        engine.stop()

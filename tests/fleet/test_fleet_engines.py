@@ -115,3 +115,34 @@ def test_bad_desired_state_in_one_cluster_is_reported_by_both_engines(
             run()
         assert "q.yaml:4" in str(e.value)
         assert "producer_byte_rate" in str(e.value)
+
+
+def _principals(tmp_path: Path) -> Path:
+    lines = ['{"user": "team-3", "client-id": "app-3"}', '{"user": "team-6", "client-id": "x"}']
+    lines += ['{"user": "nobody", "client-id": "team-app-1"}', '{"user": "team-7"}']
+    lines += ['{"client-id": "team-app-2"}', '{"user": "team-undeclared-0", "client-id": "c"}']
+    lines += [f'{{"user": "team-{i}", "client-id": "app-{i % 7}"}}' for i in range(0, 300, 7)]
+    path = tmp_path / "principals.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("source", ["snapshot", "desired"])
+def test_spark_and_local_resolutions_are_identical(
+    fleet: tuple[Path, Path], spark_engine: SparkEngine, tmp_path: Path, source: str
+) -> None:
+    from kquota.fleet.resolve import read_principals, resolve_local, write_effective
+
+    clusters = discover(*fleet)
+    pairs = read_principals(_principals(tmp_path))
+    spark = spark_engine.resolve_fleet(clusters, pairs, source)
+    from kquota.fleet.run import resolve_fleet
+
+    local = resolve_fleet(clusters, pairs, source=source, engine="local")
+    write_effective(local, pairs, tmp_path / "local")
+    write_effective(spark, pairs, tmp_path / "spark")
+    assert _files(tmp_path / "local") == _files(tmp_path / "spark")
+    first = (tmp_path / "local" / "cluster-000.effective.jsonl").read_text().splitlines()
+    assert len(first) == len(pairs)
+    assert any('"source":{"user":null' in line for line in first)  # a default entity wins
+    assert resolve_local({}, pairs) == [{} for _ in pairs]

@@ -112,3 +112,47 @@ def drift_cmd(
     t = summary["totals"]
     click.echo(f"{t['drifted']} of {t['clusters']} clusters drifted; reports in {out}")
     sys.exit(2 if t["drifted"] else 0)
+
+
+@command.command("resolve")
+@_desired
+@_snapshots
+@_out
+@click.option(
+    "--principals",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="(user, client-id) pairs: CSV with a 'user,client-id' header, or JSON Lines.",
+)
+@click.option(
+    "--source",
+    type=click.Choice(["snapshot", "desired"]),
+    default="snapshot",
+    show_default=True,
+    help="Resolve against what the clusters have, or what the YAML will give them.",
+)
+@_engine
+@_master
+def resolve_cmd(
+    desired_root: Path,
+    snapshots_dir: Path,
+    out: Path,
+    principals: Path,
+    source: str,
+    engine: str,
+    master: str,
+) -> None:
+    """Write OUT/<cluster>.effective.jsonl: each principal's effective quotas and sources."""
+    from kquota.fleet.layout import discover
+    from kquota.fleet.resolve import read_principals, write_effective
+    from kquota.fleet.run import resolve_fleet
+
+    pairs = read_principals(principals)
+    clusters = discover(desired_root, snapshots_dir)
+    began = time.monotonic()
+    results = resolve_fleet(clusters, pairs, source=source, engine=engine, master=master)
+    write_effective(results, pairs, out)
+    click.echo(
+        f"resolved {len(pairs)} principals on {len(clusters)} clusters with the {engine} engine "
+        f"in {time.monotonic() - began:.1f}s; files in {out}"
+    )

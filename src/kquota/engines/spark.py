@@ -178,6 +178,17 @@ class SparkEngine:
             lines = [f"cluster {r['cluster']}: {r['entity']}" for r in sorted(errors)]
             raise KquotaError("\n".join(lines))
 
+    def resolve_fleet(
+        self, clusters: Sequence[FleetCluster], principals: Sequence[tuple[str, str]], source: str
+    ) -> dict[str, list[dict[str, tuple[float, Any]]]]:
+        """resolve_fleet gives every principal's effective quotas on every cluster."""
+        from kquota.fleet.resolve import resolve_spark
+
+        desired, snapshot = self._rows(clusters)
+        self._raise_input_errors(desired, snapshot)
+        rows = desired if source == "desired" else snapshot
+        return resolve_spark(rows, principals, [c.name for c in clusters])
+
     # -- the job ----------------------------------------------------------------------------
 
     def plan_fleet(self, clusters: Sequence[FleetCluster], policy: Policy) -> dict[str, Plan]:

@@ -50,6 +50,35 @@ def plan_fleet(
         return spark.plan_fleet(clusters, policy)
 
 
+def resolve_fleet(
+    clusters: Sequence[FleetCluster],
+    principals: Sequence[tuple[str, str]],
+    *,
+    source: str,
+    engine: str,
+    master: str = "local[*]",
+) -> dict[str, list[dict[str, tuple[float, Any]]]]:
+    """resolve_fleet resolves principals against each cluster's snapshot or desired state."""
+    from kquota.fleet.resolve import resolve_local
+
+    if engine == "local":
+        from kquota.desired.loader import load_desired
+
+        return {
+            c.name: resolve_local(
+                load_desired([c.desired_dir]).quotas
+                if source == "desired"
+                else read_snapshot_any(c.snapshot),
+                principals,
+            )
+            for c in clusters
+        }
+    from kquota.engines.spark import SparkEngine, SparkSettings
+
+    with SparkEngine(SparkSettings(master=master)) as spark:
+        return spark.resolve_fleet(clusters, principals, source)
+
+
 def _summary_row(name: str, plan: Plan) -> dict[str, Any]:
     return {"cluster": name, **plan.summary()}
 

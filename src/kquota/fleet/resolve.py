@@ -1,0 +1,155 @@
+"""Fleet resolution: the effective quotas of listed (user, client-id) pairs on every cluster.
+
+Both engines decide with :func:`kquota.plan.precedence.choose`; the Spark job finds the
+candidate entities with a join of (principal x eight precedence levels) against the quota
+rows, the local engine with dictionary lookups. Output, one file per cluster,
+``OUT/<cluster>.effective.jsonl``: one line per principal, in the input order, in the
+``resolve --format json`` form.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kquota.errors import KquotaError
+from kquota.model import Entity, QuotaState
+from kquota.plan.precedence import Level, candidate, choose
+from kquota.quotakeys import CLIENT_KEYS
+
+Principal = tuple[str, str]
+Effective = dict[str, tuple[float, Entity]]
+
+
+def read_principals(path: Path) -> list[Principal]:
+    """read_principals reads ``user,client-id`` CSV (with that header) or JSON Lines."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise KquotaError(f"{path}: cannot read principals: {e.strerror or e}") from None
+    out: list[Principal] = []
+    if path.suffix == ".csv":
+        rows = list(csv.reader(text.splitlines()))
+        if not rows or [c.strip() for c in rows[0]] != ["user", "client-id"]:
+            raise KquotaError(f"{path}:1: expected the header 'user,client-id'")
+        for n, row in enumerate(rows[1:], start=2):
+            if len(row) != 2:
+                raise KquotaError(
+                    f"{path}:{n}: expected 2 columns (user,client-id), got {len(row)}"
+                )
+            out.append((row[0].strip(), row[1].strip()))
+        return out
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise KquotaError(f"{path}:{n}: invalid JSON: {e.msg}") from None
+        if not isinstance(obj, dict) or set(obj) - {"user", "client-id"}:
+            raise KquotaError(f'{path}:{n}: expected {{"user": …, "client-id": …}}')
+        user, client = obj.get("user") or "", obj.get("client-id") or ""
+        if not isinstance(user, str) or not isinstance(client, str):
+            raise KquotaError(f"{path}:{n}: user and client-id must be strings")
+        out.append((user, client))
+    return out
+
+
+def _levels(user: str, client: str) -> list[tuple[Level, Entity]]:
+    """_levels are the candidates that can exist (no empty names) for one principal."""
+    return [
+        (level, candidate(level, user, client))
+        for level in Level
+        if all(n != "" for _, n in candidate(level, user, client).parts)
+    ]
+
+
+def resolve_local(state: QuotaState, principals: Sequence[Principal]) -> list[Effective]:
+    results = []
+    for user, client in principals:
+        found: dict[int, dict[str, float]] = {}
+        for level, entity in _levels(user, client):
+            values = state.get(entity)
+            if values is not None:
+                found[level] = dict(values)
+        eff: Effective = {}
+        for key in CLIENT_KEYS:
+            present = [lvl for lvl, values in found.items() if key in values]
+            chosen = choose(present, user, client)
+            if chosen is not None:
+                eff[key] = (found[chosen][key], candidate(chosen, user, client))
+        results.append(eff)
+    return results
+
+
+def _line(principal: Principal, eff: Effective) -> str:
+    user, client = principal
+    data: dict[str, Any] = {
+        "entity": {"user": user, "client-id": client},
+        "quotas": {
+            key: {"value": eff[key][0], "source": eff[key][1].to_json()}
+            for key in CLIENT_KEYS
+            if key in eff
+        },
+    }
+    return json.dumps(data, separators=(",", ":"))
+
+
+def write_effective(
+    results: dict[str, list[Effective]], principals: Sequence[Principal], out: Path
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for cluster, effs in results.items():
+        lines = [_line(p, e) for p, e in zip(principals, effs, strict=True)]
+        (out / f"{cluster}.effective.jsonl").write_text("".join(line + "\n" for line in lines))
+
+
+def _choose_row(cands: list[Any], user: str, client: str) -> int | None:
+    chosen = choose([c["level"] for c in cands], user, client)
+    return None if chosen is None else int(chosen)
+
+
+def resolve_spark(
+    rows: Any, principals: Sequence[Principal], clusters: Sequence[str]
+) -> dict[str, list[Effective]]:
+    """resolve_spark resolves on Spark; ``rows`` is a (cluster, entity, key, value) frame."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType
+
+    from kquota.fleet.rows import entity_key
+
+    spark = rows.sparkSession
+    cand_rows = [
+        (pid, user, client, int(level), entity_key(entity))
+        for pid, (user, client) in enumerate(principals)
+        for level, entity in _levels(user, client)
+    ]
+    cands = spark.createDataFrame(
+        cand_rows, "pid INT, user STRING, client STRING, level INT, entity STRING"
+    )
+    hits = rows.filter(F.col("key").isin(*CLIENT_KEYS)).join(cands, "entity")
+    grouped = hits.groupBy("cluster", "pid", "user", "client", "key").agg(
+        F.collect_list(F.struct("level", "value")).alias("cands")
+    )
+    choose_udf = F.udf(_choose_row, IntegerType(), useArrow=False)
+    chosen = grouped.withColumn("chosen", choose_udf("cands", "user", "client")).filter(
+        F.col("chosen").isNotNull()
+    )
+    picked = chosen.select(
+        "cluster",
+        "pid",
+        "key",
+        "chosen",
+        F.expr("filter(cands, c -> c.level = chosen)[0].value").alias("value"),
+    ).collect()
+    results: dict[str, list[Effective]] = {c: [{} for _ in principals] for c in clusters}
+    for r in picked:
+        user, client = principals[r["pid"]]
+        results[r["cluster"]][r["pid"]][r["key"]] = (
+            r["value"],
+            candidate(Level(r["chosen"]), user, client),
+        )
+    return results

@@ -1,0 +1,80 @@
+"""Which user/client-id quota entity wins for a principal: the broker's choice, as a function
+of which candidate entities set the key.
+
+The broker's DefaultQuotaCallback (KAFKA-QUOTA-SEMANTICS.md §5.1) first picks the metric tags
+(``quotaMetricTags``), then walks a chain chosen by which tags are non-empty (``findQuota``).
+For a user and a client-id that are both non-empty this is exactly the eight-level list of
+Kafka's docs; an empty name (an absent client-id is ``""``) changes the chain. Keeping the
+decision a pure function of "which levels are present" lets the local resolver and the Spark
+fleet job (a join over the eight candidates) share one definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from enum import IntEnum
+
+from kquota.model import CLIENT_ID, USER, Entity
+
+
+class Level(IntEnum):
+    """Level numbers follow Kafka's documented precedence list, highest first."""
+
+    USER_CLIENT = 1
+    USER_DEFAULT_CLIENT = 2
+    USER = 3
+    DEFAULT_USER_CLIENT = 4
+    DEFAULT_USER_DEFAULT_CLIENT = 5
+    DEFAULT_USER = 6
+    CLIENT = 7
+    DEFAULT_CLIENT = 8
+
+
+def candidate(level: Level, user: str, client: str) -> Entity:
+    """candidate is the entity a level looks up for (user, client); names may be ``""``."""
+    return {
+        Level.USER_CLIENT: Entity(((USER, user), (CLIENT_ID, client))),
+        Level.USER_DEFAULT_CLIENT: Entity(((USER, user), (CLIENT_ID, None))),
+        Level.USER: Entity(((USER, user),)),
+        Level.DEFAULT_USER_CLIENT: Entity(((USER, None), (CLIENT_ID, client))),
+        Level.DEFAULT_USER_DEFAULT_CLIENT: Entity(((USER, None), (CLIENT_ID, None))),
+        Level.DEFAULT_USER: Entity(((USER, None),)),
+        Level.CLIENT: Entity(((CLIENT_ID, client),)),
+        Level.DEFAULT_CLIENT: Entity(((CLIENT_ID, None),)),
+    }[level]
+
+
+def choose(present: Collection[int], user: str, client: str) -> Level | None:
+    """choose returns the level whose value applies, given the levels that set the key.
+
+    ``present`` holds the levels whose candidate entity sets the key. Entities with an empty
+    name cannot exist on a broker, so callers never report those levels present.
+    """
+    has = set(present).__contains__
+    L = Level
+    # quotaMetricTags: the tags this connection's quota is tracked under.
+    if has(L.USER_CLIENT) or has(L.USER_DEFAULT_CLIENT):
+        tag_user, tag_client = user, client
+    elif has(L.USER):
+        tag_user, tag_client = user, ""
+    elif has(L.DEFAULT_USER_CLIENT) or has(L.DEFAULT_USER_DEFAULT_CLIENT):
+        tag_user, tag_client = user, client
+    elif has(L.DEFAULT_USER):
+        tag_user, tag_client = user, ""
+    else:
+        tag_user, tag_client = "", client
+    # findQuota: the chain depends on which tags are non-empty.
+    if tag_user and tag_client:
+        chain: tuple[Level, ...] = (
+            L.USER_CLIENT,
+            L.USER_DEFAULT_CLIENT,
+            L.DEFAULT_USER_CLIENT,
+            L.DEFAULT_USER_DEFAULT_CLIENT,
+        )
+    elif tag_user:
+        chain = (L.USER, L.DEFAULT_USER)
+    elif tag_client:
+        chain = (L.CLIENT, L.DEFAULT_CLIENT)
+    else:
+        return None
+    return next((level for level in chain if has(level)), None)
