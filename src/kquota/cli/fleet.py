@@ -5,10 +5,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kquota.plan.policy import Policy
+
+if TYPE_CHECKING:
+    from kquota.engines.spark import SparkSettings
+    from kquota.plan.types import Plan
 
 _engine = click.option(
     "--engine",
@@ -19,6 +24,9 @@ _engine = click.option(
 )
 _master = click.option(
     "--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark)."
+)
+_driver_memory = click.option(
+    "--driver-memory", default="4g", show_default=True, help="Spark driver memory (local mode)."
 )
 _desired = click.option(
     "--desired",
@@ -44,21 +52,27 @@ def command() -> None:
     """Plan, drift and resolve for a whole fleet of clusters in one job."""
 
 
+def _spark(master: str, driver_memory: str) -> SparkSettings:
+    from kquota.engines.spark import SparkSettings
+
+    return SparkSettings(master=master, driver_memory=driver_memory)
+
+
 def _plans(
-    desired_root: Path, snapshots_dir: Path, engine: str, master: str, policy: Policy
-) -> dict[str, object]:
+    desired_root: Path, snapshots_dir: Path, engine: str, spark: SparkSettings, policy: Policy
+) -> dict[str, Plan]:
     from kquota.fleet.layout import discover
     from kquota.fleet.run import plan_fleet
 
     clusters = discover(desired_root, snapshots_dir)
     began = time.monotonic()
-    plans = plan_fleet(clusters, policy, engine=engine, master=master)
+    plans = plan_fleet(clusters, policy, engine=engine, spark=spark)
     click.echo(
         f"planned {len(clusters)} clusters with the {engine} engine in "
         f"{time.monotonic() - began:.1f}s",
         err=True,
     )
-    return dict(plans)
+    return plans
 
 
 @command.command("plan")
@@ -67,6 +81,7 @@ def _plans(
 @_out
 @_engine
 @_master
+@_driver_memory
 @_prune
 @_allow
 def plan_cmd(
@@ -75,6 +90,7 @@ def plan_cmd(
     out: Path,
     engine: str,
     master: str,
+    driver_memory: str,
     prune: bool,
     allow_mass_removal: bool,
 ) -> None:
@@ -82,8 +98,8 @@ def plan_cmd(
     from kquota.fleet.run import write_plans
 
     policy = Policy(prune=prune, allow_mass_removal=allow_mass_removal)
-    plans = _plans(desired_root, snapshots_dir, engine, master, policy)
-    summary = write_plans(plans, out)  # type: ignore[arg-type]
+    plans = _plans(desired_root, snapshots_dir, engine, _spark(master, driver_memory), policy)
+    summary = write_plans(plans, out)
     t = summary["totals"]
     click.echo(
         f"{t['clusters']} clusters, {t['clusters_with_changes']} with changes, "
@@ -100,15 +116,23 @@ def plan_cmd(
 @_out
 @_engine
 @_master
+@_driver_memory
 @_prune
 def drift_cmd(
-    desired_root: Path, snapshots_dir: Path, out: Path, engine: str, master: str, prune: bool
+    desired_root: Path,
+    snapshots_dir: Path,
+    out: Path,
+    engine: str,
+    master: str,
+    driver_memory: str,
+    prune: bool,
 ) -> None:
     """Write OUT/<cluster>.drift.json and OUT/fleet-drift.json; exit 2 when any drifted."""
     from kquota.fleet.run import write_drift
 
-    plans = _plans(desired_root, snapshots_dir, engine, master, Policy(prune=prune))
-    summary = write_drift(plans, out, prune=prune)  # type: ignore[arg-type]
+    spark = _spark(master, driver_memory)
+    plans = _plans(desired_root, snapshots_dir, engine, spark, Policy(prune=prune))
+    summary = write_drift(plans, out, prune=prune)
     t = summary["totals"]
     click.echo(f"{t['drifted']} of {t['clusters']} clusters drifted; reports in {out}")
     sys.exit(2 if t["drifted"] else 0)
@@ -133,6 +157,7 @@ def drift_cmd(
 )
 @_engine
 @_master
+@_driver_memory
 def resolve_cmd(
     desired_root: Path,
     snapshots_dir: Path,
@@ -141,6 +166,7 @@ def resolve_cmd(
     source: str,
     engine: str,
     master: str,
+    driver_memory: str,
 ) -> None:
     """Write OUT/<cluster>.effective.jsonl: each principal's effective quotas and sources."""
     from kquota.fleet.layout import discover
@@ -150,7 +176,9 @@ def resolve_cmd(
     pairs = read_principals(principals)
     clusters = discover(desired_root, snapshots_dir)
     began = time.monotonic()
-    results = resolve_fleet(clusters, pairs, source=source, engine=engine, master=master)
+    results = resolve_fleet(
+        clusters, pairs, source=source, engine=engine, spark=_spark(master, driver_memory)
+    )
     write_effective(results, pairs, out)
     click.echo(
         f"resolved {len(pairs)} principals on {len(clusters)} clusters with the {engine} engine "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kquota.drift.render import render_json as render_drift_json
 from kquota.drift.report import drift_report
@@ -20,6 +20,9 @@ from kquota.plan.planner import plan as local_plan
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
 from kquota.render.json import render_plan
+
+if TYPE_CHECKING:
+    from kquota.engines.spark import SparkSettings
 
 FLEET_FORMAT_VERSION = 1
 
@@ -40,14 +43,18 @@ def plan_fleet_local(clusters: Sequence[FleetCluster], policy: Policy) -> dict[s
 
 
 def plan_fleet(
-    clusters: Sequence[FleetCluster], policy: Policy, *, engine: str, master: str = "local[*]"
+    clusters: Sequence[FleetCluster],
+    policy: Policy,
+    *,
+    engine: str,
+    spark: SparkSettings | None = None,
 ) -> dict[str, Plan]:
     if engine == "local":
         return plan_fleet_local(clusters, policy)
-    from kquota.engines.spark import SparkEngine, SparkSettings
+    from kquota.engines.spark import SparkEngine
 
-    with SparkEngine(SparkSettings(master=master)) as spark:
-        return spark.plan_fleet(clusters, policy)
+    with SparkEngine(spark) as job:
+        return job.plan_fleet(clusters, policy)
 
 
 def resolve_fleet(
@@ -56,7 +63,7 @@ def resolve_fleet(
     *,
     source: str,
     engine: str,
-    master: str = "local[*]",
+    spark: SparkSettings | None = None,
 ) -> dict[str, list[dict[str, tuple[float, Any]]]]:
     """resolve_fleet resolves principals against each cluster's snapshot or desired state."""
     from kquota.fleet.resolve import resolve_local
@@ -73,10 +80,10 @@ def resolve_fleet(
             )
             for c in clusters
         }
-    from kquota.engines.spark import SparkEngine, SparkSettings
+    from kquota.engines.spark import SparkEngine
 
-    with SparkEngine(SparkSettings(master=master)) as spark:
-        return spark.resolve_fleet(clusters, principals, source)
+    with SparkEngine(spark) as job:
+        return job.resolve_fleet(clusters, principals, source)
 
 
 def _summary_row(name: str, plan: Plan) -> dict[str, Any]:

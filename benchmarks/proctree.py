@@ -1,0 +1,55 @@
+"""Measure a command's wall time and the peak resident memory of its whole process tree.
+
+``ru_maxrss`` of children reports only the largest single process, which hides a Spark job's
+JVM behind its Python driver (or the reverse); sampling /proc sums every process of the tree.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def _tree_rss_kib(root: int) -> int:
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+                    break
+        except OSError:
+            continue
+        stack.extend(_children(pid))
+    return total
+
+
+def run_measured(
+    cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 3600
+) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """run_measured returns (seconds, peak MiB of the process tree, completed process)."""
+    began = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ)
+    )
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kib(proc.pid))
+        if time.monotonic() - began > timeout:
+            proc.kill()
+            break
+        time.sleep(0.1)
+    out, err = proc.communicate()
+    elapsed = time.monotonic() - began
+    return elapsed, peak / 1024, subprocess.CompletedProcess(cmd, proc.returncode, out, err)
