@@ -75,7 +75,9 @@ class KafkaConfigsTool:
     ) -> subprocess.CompletedProcess[str]:
         proc = kafka_configs(self.broker, *args, sasl_user=sasl_user)
         if check and proc.returncode != 0:
-            raise AssertionError(f"kafka-configs {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
+            raise AssertionError(
+                f"kafka-configs {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}"
+            )
         return proc
 
 

@@ -44,7 +44,7 @@ class Entity:
 
     @classmethod
     def from_json(cls, data: Mapping[str, str | None]) -> Entity:
-        """Entity.from_json reads the snapshot/plan JSON form: ``{"user": "a", "client-id": null}``."""
+        """Entity.from_json reads the JSON form of files: ``{"user": "a", "client-id": null}``."""
         return cls.of(data)
 
     def to_json(self) -> dict[str, str | None]:

@@ -83,7 +83,6 @@ def value_problem(key: str, value: float) -> str | None:
         return None
     if value != math.floor(value):
         return "must be a whole number"
-    limit = LONG_MAX if spec.value_type is ValueType.LONG else INT_MAX
-    if value > limit:
-        return f"must be at most {limit} (a {spec.value_type.value})"
-    return None
+    if spec.value_type is ValueType.LONG:
+        return None if value <= LONG_MAX else f"must be at most {LONG_MAX} (a LONG)"
+    return None if value <= INT_MAX else f"must be at most {INT_MAX} (an INT)"

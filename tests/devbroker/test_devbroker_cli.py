@@ -9,11 +9,9 @@ import sys
 from pathlib import Path
 
 from conftest import KAFKA_VERSION
-
-from kquota.devbroker.launcher import _pid_alive, _port_free
+from kquota.devbroker.launcher import BrokerInfo, _pid_alive, _port_free
 from kquota.devbroker.probe import api_versions_ok
 from kquota.devbroker.tools import kafka_configs
-from kquota.devbroker.launcher import BrokerInfo
 
 
 def _kquota(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -32,12 +30,20 @@ def _port(addr: str) -> int:
 
 def test_start_status_restart_stop_leaves_nothing_running(tmp_path: Path) -> None:
     broker_dir = tmp_path / "b"
-    started = _kquota("dev-broker", "start", "--dir", str(broker_dir), "--kafka-version", KAFKA_VERSION)
+    started = _kquota(
+        "dev-broker", "start", "--dir", str(broker_dir), "--kafka-version", KAFKA_VERSION
+    )
     assert started.returncode == 0, started.stderr
     lines = started.stdout.strip().splitlines()
     assert len(lines) == 1, "start prints exactly one JSON line on stdout"
     info = json.loads(lines[0])
-    for key in ("bootstrap_servers", "sasl_bootstrap_servers", "username", "password", "kafka_version"):
+    for key in (
+        "bootstrap_servers",
+        "sasl_bootstrap_servers",
+        "username",
+        "password",
+        "kafka_version",
+    ):
         assert info[key], key
     assert info["kafka_version"] == KAFKA_VERSION
     broker = BrokerInfo(**info)

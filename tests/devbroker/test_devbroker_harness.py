@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import KafkaConfigsTool
 
+from conftest import KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
 from kquota.devbroker.tools import kafka_configs
@@ -93,7 +93,9 @@ def test_kafka_configs_sets_and_describes_a_quota(kafka_configs_tool: KafkaConfi
         "--client",
         "harness-client",
     )
-    out = kafka_configs_tool("--describe", "--user", "harness-user", "--client", "harness-client").stdout
+    out = kafka_configs_tool(
+        "--describe", "--user", "harness-user", "--client", "harness-client"
+    ).stdout
     assert "producer_byte_rate" not in out
 
 

@@ -19,6 +19,13 @@ from kquota.errors import KquotaError
 # name -> module path; each module defines a click command (or group) named `command`.
 _COMMANDS: dict[str, str] = {
     "dev-broker": "kquota.cli.dev_broker",
+    "fleet": "kquota.cli.fleet",
+    "describe": "kquota.cli.describe",
+    "alter": "kquota.cli.alter",
+    "validate": "kquota.cli.validate",
+    "plan": "kquota.cli.plan",
+    "resolve": "kquota.cli.resolve",
+    "export": "kquota.cli.export",
 }
 
 

@@ -11,7 +11,8 @@ Where the current state comes from, in order:
 
 When ``kquota.yaml`` defines exactly one cluster and neither ``--cluster`` nor
 ``--bootstrap-server`` is given, that cluster is used: the common one-repo-one-cluster case
-needs no flags.
+needs no flags. With several clusters, one must be named (its policy would otherwise be
+silently replaced by the defaults).
 
 Live describes go through ``kquota.cluster.fetch_snapshot(LiveTarget)``, imported only when
 needed so offline commands never load the Kafka layer.
@@ -191,14 +192,12 @@ def targeting(
         if config is None:
             raise UsageError(f"--cluster {cluster_name}: no kquota.yaml here (use --config PATH)")
         cluster = config.cluster(cluster_name)
-    elif config is not None and bootstrap_server is None and len(config.clusters) == 1:
+    elif config is not None and bootstrap_server is None:
+        if len(config.clusters) != 1:
+            names = ", ".join(sorted(config.clusters)) or "none"
+            raise UsageError(f"{config.path} defines clusters {names}: choose one with --cluster")
         cluster_name, cluster = next(iter(config.clusters.items()))
-    if (
-        require_source
-        and snapshot is None
-        and bootstrap_server is None
-        and cluster is None
-    ):
+    if require_source and snapshot is None and bootstrap_server is None and cluster is None:
         raise UsageError(
             "where is the current state? give --snapshot FILE, --bootstrap-server HOST:PORT "
             "or --cluster NAME"
@@ -217,13 +216,9 @@ class LoadedDesired:
 def load_desired_quotas(paths: list[Path]) -> LoadedDesired:
     """load_desired_quotas loads desired-state YAML through ``kquota.desired``.
 
-    Imported lazily (the YAML layer is heavy) and by name, so this module does not depend on
-    the loader's internals: it needs ``load_desired(paths)`` returning ``.quotas``/``.digest``.
+    Imported lazily: commands that read no YAML (export, resolve --snapshot) skip the loader.
     """
-    try:
-        module = importlib.import_module("kquota.desired")
-        load = module.load_desired
-    except (ImportError, AttributeError):
-        raise KquotaError("the desired-state loader (kquota.desired) is not available") from None
-    result = load(paths)
-    return LoadedDesired(result.quotas, getattr(result, "digest", None))
+    from kquota.desired import load_desired
+
+    result = load_desired(paths)
+    return LoadedDesired(result.quotas, result.digest)

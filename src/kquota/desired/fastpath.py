@@ -1,4 +1,4 @@
-"""A reader for the canonical file shape only, ten times faster than libyaml's composer.
+"""A reader for the canonical file shape only, about twice as fast as composing with libyaml.
 
 Nearly every desired-state file is a header plus a long block list of one-line flow
 mappings::
@@ -39,19 +39,36 @@ _CONT = re.compile(rf"( *)({_PLAIN}): +({_FLOW}|{_SCALAR}){_TAIL}")
 _PAIR = re.compile(rf"({_SCALAR}): +({_SCALAR})")
 
 
-def _scalar(text: str, line: int, col: int) -> Scalar:
+_TOKENS: dict[str, tuple[str, str]] = {}  # token as written -> (tag, value); files repeat keys
+
+
+def _token(text: str) -> tuple[str, str]:
     if text[0] in "\"'":
-        return Scalar(resolve_tag(text[1:-1], False), text[1:-1], line, col)
-    return Scalar(resolve_tag(text, True), text, line, col)
+        known = (resolve_tag(text[1:-1], False), text[1:-1])
+    else:
+        known = (resolve_tag(text, True), text)
+    if len(_TOKENS) < 100_000:
+        _TOKENS[text] = known
+    return known
+
+
+def _scalar(text: str, line: int, col: int) -> Scalar:
+    tag, value = _TOKENS.get(text) or _token(text)
+    return Scalar(tag, value, line, col)
 
 
 def _value(text: str, line: int, col: int) -> Node:
     if text[0] != "{":
         return _scalar(text, line, col)
-    pairs: list[tuple[Node, Node]] = [
-        (_scalar(m[1], line, col + m.start(1)), _scalar(m[2], line, col + m.start(2)))
-        for m in _PAIR.finditer(text)
-    ]
+    # Inlined _scalar: this loop makes most of a big file's nodes.
+    get = _TOKENS.get
+    pairs: list[tuple[Node, Node]] = []
+    for m in _PAIR.finditer(text):
+        ktag, kval = get(m[1]) or _token(m[1])
+        vtag, vval = get(m[2]) or _token(m[2])
+        pairs.append(
+            (Scalar(ktag, kval, line, col + m.start(1)), Scalar(vtag, vval, line, col + m.start(2)))
+        )
     return MapNode(pairs, line, col)
 
 

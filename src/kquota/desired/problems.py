@@ -38,6 +38,8 @@ class Problem:
         return SourceLocation(self.file, self.line, self.column)
 
     def __str__(self) -> str:
+        if self.line == 0:  # about a whole path (missing, unreadable, empty folder)
+            return f"{self.file}: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: {self.message}"
 
 

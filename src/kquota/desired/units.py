@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 UNITS: dict[str, int] = {
     "B": 1,
@@ -25,10 +26,8 @@ UNITS: dict[str, int] = {
     "TiB": 1024**4,
 }
 
-UNITS_HELP = (
-    "a whole number of bytes, or a size like 10MiB, 500KB, 1.5MiB "
-    "(KiB/MiB/GiB/TiB = 1024^n, KB/MB/GB/TB = 1000^n)"
-)
+SIZE_HELP = "a size like 10MiB, 500KB, 1.5MiB (KiB/MiB/GiB/TiB = 1024^n, KB/MB/GB/TB = 1000^n)"
+UNITS_HELP = "a whole number of bytes, or " + SIZE_HELP
 
 _SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?([A-Za-z]+)(?:/s)?")
 
@@ -37,6 +36,7 @@ class UnitError(ValueError):
     """UnitError says why a byte size cannot be read; its text is the 'what is wrong' part."""
 
 
+@lru_cache(maxsize=4096)  # files repeat the same few sizes thousands of times
 def parse_byte_size(text: str) -> int:
     """parse_byte_size turns ``10MiB`` into 10485760; raises UnitError when it cannot."""
     m = _SIZE.fullmatch(text)

@@ -44,7 +44,8 @@ def find_java() -> str:
     if not found:
         raise MissingToolError(
             "Java is not installed (no `java` on PATH and no JAVA_HOME). The local Kafka broker "
-            "needs Java 17 or newer: install OpenJDK 17 (e.g. `apt-get install openjdk-17-jdk-headless`)."
+            "needs Java 17 or newer: install OpenJDK 17 "
+            "(e.g. `apt-get install openjdk-17-jdk-headless`)."
         )
     return found
 

@@ -330,7 +330,8 @@ def _wait_ready(
             )
         if time.monotonic() > deadline:
             raise KquotaError(
-                f"the Kafka broker did not answer within {timeout:.0f}s; see {broker_dir}/server.log"
+                f"the Kafka broker did not answer within {timeout:.0f}s; "
+                f"see {broker_dir}/server.log"
             )
         if checks[0]():
             checks.pop(0)

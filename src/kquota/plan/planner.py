@@ -3,18 +3,21 @@
 Workflow:
 
 1. walk the desired entities, looking each up in the snapshot (a hash join on plain dicts:
-   one dict lookup per entity, no sorting, no intermediate rows);
-2. walk the snapshot entities the desired state does not declare;
+   one dict pop per entity, no sorting, no intermediate rows);
+2. walk the snapshot entities left over, which the desired state does not declare;
 3. classify every (entity, key) through :mod:`kquota.plan.rules` (entities whose keys all
    share one outcome, such as out-of-scope ones, take the table's entity-level shortcut);
 4. sort only the alterations (the output), not the whole union of entities;
-5. count removals and ask the policy's guard.
+5. count removals and ask the policy's guard (an empty desired state, or one with nothing in
+   scope, that would remove anything always trips it).
 
 deepdiff is deliberately not used here: it is generic, slow on hundreds of thousands of
 entities, and would blur the one place the rules live. The plan itself is the readable diff.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from kquota.model import Entity, QuotaState, QuotaValues
 from kquota.plan.fingerprint import snapshot_fingerprint
@@ -53,12 +56,17 @@ def plan(
     ignored: dict[IgnoreReason, list[Entity]] = {r: [] for r in IgnoreReason}
     managed_entities = managed_quotas = 0
     removed_quotas = removed_entities = 0
+    declared_in_scope = 0
 
+    # Matched snapshot entities are popped from a copy (copying a dict reuses its stored
+    # hashes), so the second walk needs no lookups: Entity hashing is the join's main cost.
+    rest = dict(snapshot)
     for entity, want in desired.items():
-        have = snapshot.get(entity)
+        have = rest.pop(entity, None)
         if not in_scope(entity):
             ignored[IgnoreReason.DECLARED_OUT_OF_SCOPE].append(entity)
             continue
+        declared_in_scope += 1
         if have is not None:
             managed_entities += 1
             managed_quotas += len(have)
@@ -66,21 +74,18 @@ def plan(
         if not ops:
             unchanged += 1
             continue
-        alteration = _alteration(entity, ops, have)
+        alteration = alteration_of(entity, ops, have)
         removed_quotas += sum(1 for op in ops if op.remove)
         removed_entities += alteration.kind is ChangeKind.DELETE
         alterations.append(alteration)
 
-    for entity, have in snapshot.items():
-        if entity in desired:
-            continue
-        scoped = in_scope(entity)
-        if not scoped:
+    shortcut = entity_outcome(in_scope=True, declared=False, prune=prune)
+    for entity, have in rest.items():
+        if not in_scope(entity):
             ignored[IgnoreReason.OUT_OF_SCOPE].append(entity)
             continue
         managed_entities += 1
         managed_quotas += len(have)
-        shortcut = entity_outcome(in_scope=True, declared=False, prune=prune)
         if shortcut is Outcome.UNCHANGED:
             ignored[IgnoreReason.NOT_DECLARED].append(entity)
             continue
@@ -88,7 +93,7 @@ def plan(
         if not ops:
             ignored[IgnoreReason.NOT_DECLARED].append(entity)
             continue
-        alteration = _alteration(entity, ops, have)
+        alteration = alteration_of(entity, ops, have)
         removed_quotas += sum(1 for op in ops if op.remove)
         removed_entities += alteration.kind is ChangeKind.DELETE
         alterations.append(alteration)
@@ -100,7 +105,9 @@ def plan(
         managed_quotas=managed_quotas,
         managed_entities=managed_entities,
     )
-    violation = policy.guard(removals, desired_empty=not desired)
+    # "Empty" means nothing declared in scope: a desired state whose every entity lies outside
+    # the scope would otherwise prune the whole scope just as silently as an empty folder.
+    violation = policy.guard(removals, desired_empty=declared_in_scope == 0)
     return Plan(
         alterations=tuple(alterations),
         cluster=cluster,
@@ -116,6 +123,11 @@ def plan(
 
 
 def _declared_ops(want: QuotaValues, have: QuotaValues, prune: bool) -> list[Op]:
+    # Fast path for the common case, an entity already as declared. Plain dict equality is
+    # the table's "every key same_value -> UNCHANGED" except for signed zeros (0.0 == -0.0),
+    # so values equal to zero take the exact path.
+    if want == have and 0.0 not in want.values():
+        return []
     ops: list[Op] = []
     for key in sorted(want.keys() | have.keys()) if have else sorted(want):
         d = want.get(key)
@@ -144,7 +156,12 @@ def _all(outcome: Outcome, have: QuotaValues) -> list[Op]:
     return []
 
 
-def _alteration(entity: Entity, ops: list[Op], have: QuotaValues | None) -> Alteration:
+def alteration_of(entity: Entity, ops: Sequence[Op], have: QuotaValues | None) -> Alteration:
+    """alteration_of groups one entity's ops and decides its change kind.
+
+    Public so that every engine decides CREATE / UPDATE / DELETE the same way: CREATE when the
+    snapshot lacks the entity, DELETE when the ops remove every key it has, else UPDATE.
+    """
     if have is None:
         kind = ChangeKind.CREATE
     elif all(op.remove for op in ops) and len(ops) == len(have):

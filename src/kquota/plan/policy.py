@@ -17,8 +17,9 @@ Decisions (documented for operators in the config reference):
   (default 10) or more than ``max_removal_fraction`` (default 0.3, octoDNS's
   MAX_SAFE_DELETE_PCENT) of the managed quota values once at least ``MIN_MANAGED_FOR_FRACTION``
   (10, octoDNS's MIN_EXISTING_RECORDS) are managed; small clusters would trip a share test on
-  every change. An empty desired state that would remove anything always trips it, whatever
-  the thresholds: that is the signature of a wrong path or a failed checkout. Only
+  every change. An empty desired state (nothing declared in scope) that would remove anything
+  always trips it, whatever the thresholds: that is the signature of a wrong path or a failed
+  checkout. Only
   ``allow_mass_removal`` (``--allow-mass-removal``) overrides.
 """
 
@@ -105,11 +106,15 @@ class Policy:
     def build(
         cls,
         scope: Literal["all"] | Iterable[Mapping[str, str]] = "all",
-        **kwargs: object,
+        *,
+        prune: bool = False,
+        max_removals: int = DEFAULT_MAX_REMOVALS,
+        max_removal_fraction: float = DEFAULT_MAX_REMOVAL_FRACTION,
+        allow_mass_removal: bool = False,
     ) -> Policy:
         """build makes a Policy from the config's plain form of scope (``"all"`` or matches)."""
         matches = None if scope == "all" else tuple(ScopeMatch.of(m) for m in scope)
-        return cls(scope=matches, **kwargs)  # type: ignore[arg-type]
+        return cls(matches, prune, max_removals, max_removal_fraction, allow_mass_removal)
 
     def in_scope(self, entity: Entity) -> bool:
         if self.scope is None:
@@ -127,8 +132,9 @@ class Policy:
             return None
         if desired_empty:
             return (
-                f"the desired state is empty but the plan would remove {n} quota value(s) "
-                f"of {removals.entities} entities; check the desired-state paths"
+                f"the desired state is empty (nothing declared in scope) but the plan would "
+                f"remove {n} quota value(s) of {removals.entities} entities; check the "
+                "desired-state paths"
             )
         if n > self.max_removals:
             return f"the plan removes {n} quota values, more than max_removals={self.max_removals}"

@@ -12,9 +12,11 @@ than the eight-level list in the docs, because the two differ at the edges:
    both -> user+client-id, user+default, default+client-id, default+default; user only ->
    user, default user; client-id only -> client-id, default client-id; neither -> unlimited.
 
-So for a client with an empty client-id, a user+default-client-id entity does not apply, and
-a client with no user name gets no default-user quota. No match means unlimited
-(``Long.MAX_VALUE`` in the broker); unlimited keys are simply absent from a Resolution.
+So for a client with an empty client-id, a user+default-client-id entity does not apply; and
+a client with no user name where a default-user quota exists gets tags ("", "") and so no
+quota at all for that key (real principals always have a name, ``ANONYMOUS`` at least).
+No match means unlimited (``Long.MAX_VALUE`` in the broker); unlimited keys are simply absent
+from a Resolution.
 
 ip quotas (§5.2): the ip's own entity, then the default ip; names are compared as IP
 addresses when both parse (the broker keys them by InetAddress).

@@ -178,13 +178,7 @@ def entity_outcome(*, in_scope: bool, declared: bool, prune: bool) -> Outcome | 
     It lets the planner skip per-key work for out-of-scope and undeclared entities while still
     deriving its shortcut from :data:`TABLE` rather than restating the rules.
     """
-    outcomes = {
-        out
-        for facts, out in TABLE.items()
-        if facts[:3] == (in_scope, declared, prune) and not facts[3]
-    }
-    if declared:
-        return None  # a declared entity's keys depend on their values
+    outcomes = {out for facts, out in TABLE.items() if facts[:3] == (in_scope, declared, prune)}
     return outcomes.pop() if len(outcomes) == 1 else None
 
 

@@ -40,6 +40,7 @@ class ChangeKind(Enum):
 
 
 _WORDS = {ChangeKind.CREATE: "create", ChangeKind.UPDATE: "update", ChangeKind.DELETE: "delete"}
+_KINDS_BY_WORD = {word: kind for kind, word in _WORDS.items()}
 
 
 class IgnoreReason(Enum):
@@ -105,16 +106,22 @@ class Alteration:
     kind: ChangeKind
 
     def to_data(self) -> dict[str, Any]:
-        return {"entity": self.entity.to_json(), "ops": [op.to_data() for op in self.ops]}
+        return {
+            "entity": self.entity.to_json(),
+            "change": self.kind.word,
+            "ops": [op.to_data() for op in self.ops],
+        }
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Alteration:
         ops = tuple(Op.from_data(o) for o in data["ops"])
-        return cls(entity=Entity.from_json(data["entity"]), ops=ops, kind=infer_kind(ops))
+        change = data.get("change")
+        kind = infer_kind(ops) if change is None else _KINDS_BY_WORD[change]
+        return cls(entity=Entity.from_json(data["entity"]), ops=ops, kind=kind)
 
 
 def infer_kind(ops: tuple[Op, ...]) -> ChangeKind:
-    """infer_kind recovers an alteration's kind from its ops alone (for loaded plans).
+    """infer_kind recovers an alteration's kind from its ops alone (plans without "change").
 
     Exact for plans the planner made: a created entity has only new keys; a deleted one only
     removals. An update that only adds keys to an existing entity reads back as CREATE, which

@@ -15,11 +15,6 @@ from __future__ import annotations
 from kquota.model import DEFAULT_NAME_DISPLAY, Entity
 
 _BYTE_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate"})
-_UNIT_SUFFIX = {
-    "request_percentage": "% of a thread",
-    "controller_mutation_rate": " mutations/s",
-    "connection_creation_rate": " connections/s",
-}
 _BINARY_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 _AMBIGUOUS = frozenset(',={}"')
 
@@ -32,11 +27,15 @@ def number(value: float) -> str:
 
 
 def human(key: str, value: float) -> str | None:
-    """human is the value in units a reader takes in at a glance, or None if it adds nothing."""
+    """human is the value in units a reader takes in at a glance, or None if it adds nothing.
+
+    Only byte rates get one: ``1048576`` is hard to read, ``1 MiB/s`` is not. The other keys
+    are small numbers whose unit the key name already says (a percentage, a rate per second);
+    repeating the number beside them was noise.
+    """
     if key in _BYTE_KEYS:
         return _bytes_per_second(value)
-    suffix = _UNIT_SUFFIX.get(key)
-    return None if suffix is None else f"{number(value)}{suffix}"
+    return None
 
 
 def value_with_unit(key: str, value: float) -> str:

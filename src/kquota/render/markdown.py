@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from kquota.model import Entity
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
 from kquota.plan.types import Alteration, ChangeKind, IgnoreReason, Op, Plan
-from kquota.render.format import display_entity, value_with_unit
+from kquota.render.format import display_entity, safe_text, value_with_unit
 
 FOLD_THRESHOLD = 20
 MAX_ROWS = 1000
@@ -38,7 +38,7 @@ def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) 
     """render_plan formats a plan as a Markdown pull-request comment."""
     title = "### kquota plan"
     if plan.cluster:
-        title += f" for cluster <code>{_cell(plan.cluster)}</code>"
+        title += f" for cluster <code>{_cell(safe_text(plan.cluster))}</code>"
     out = [title, ""]
     out += _guard(plan)
     if plan.empty:
@@ -118,12 +118,12 @@ def _guard(plan: Plan) -> list[str]:
         return [
             "> [!WARNING]",
             "> **Mass-removal guard overridden** (`--allow-mass-removal`): "
-            f"{_cell(plan.guard_violation)}.",
+            f"{_cell(safe_text(plan.guard_violation))}.",
             "",
         ]
     return [
         "> [!CAUTION]",
-        f"> **Mass-removal guard:** {_cell(plan.guard_violation)}. "
+        f"> **Mass-removal guard:** {_cell(safe_text(plan.guard_violation))}. "
         "This plan will not be applied without `--allow-mass-removal`.",
         "",
     ]

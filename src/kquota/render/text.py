@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
 from kquota.plan.types import ChangeKind, IgnoreReason, Op, Plan
-from kquota.render.format import display_entity, number, value_with_unit
+from kquota.render.format import display_entity, number, safe_text, value_with_unit
 
 _IGNORED_WORDS = {
     IgnoreReason.OUT_OF_SCOPE: "out of scope",
@@ -23,9 +23,8 @@ _IGNORED_WORDS = {
 
 def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) -> str:
     """render_plan formats a plan (and optional effective-quota changes) as text."""
-    lines: list[str] = [
-        f"kquota plan for cluster {plan.cluster}" if plan.cluster else "kquota plan"
-    ]
+    title = f"kquota plan for cluster {safe_text(plan.cluster)}" if plan.cluster else "kquota plan"
+    lines: list[str] = [title]
     lines.append("")
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")

@@ -1,0 +1,257 @@
+"""Describe-all benchmark: kquota against Kafka's Java AdminClient on the same broker.
+
+Starts a fresh dev broker (loopback, ``kquota dev-broker``'s launcher), loads 10,000 and then
+100,000 quota entities with kquota's own chunked ``alter`` (a mix of user, user+client-id,
+client-id and ip entities, 1-3 keys each), and at each size times whole processes, each
+writing every entity out:
+
+- ``kquota``: ``kquota describe --format json`` (the snapshot contract);
+- ``java``: ``benchmarks/java``: ``Admin.describeClientQuotas(ClientQuotaFilter.all())``
+  printing one line per entity, built with Maven against kafka-clients 4.3.1 into a cache
+  directory (nothing built is kept in the repository);
+- ``kafka-configs``: ``kafka-configs --describe --entity-type users`` (users only, and it
+  looks up SCRAM credentials too; Kafka's shipped tool, with its script's ``-Xmx256m``).
+
+Wall time and peak RSS come from ``/usr/bin/time`` for each process; each is run ``--reps``
+times and the median wall time and largest peak RSS are reported, with ratios against
+kquota. Everything is measured in one run of this script, against one broker.
+
+Usage: ``python benchmarks/bench_describe.py [--sizes 10000,100000] [--reps 3] [--out FILE]``.
+Writes a Markdown table to ``benchmarks/RESULTS-describe.md``. Bounded: a few minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+JAVA_DIR = HERE / "java"
+KAFKA_VERSION = "4.3.1"
+TOOL_TIMEOUT = 300.0
+
+
+@dataclass
+class Measured:
+    wall: float  # median seconds
+    rss_mib: float  # largest peak RSS
+    entities: int
+
+
+def cache_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "kquota" / "bench-describe-java"
+
+
+def build_java() -> list[str]:
+    """build_java compiles the Java program into the cache and returns its command prefix."""
+    out = cache_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    cp_file = out / "classpath.txt"
+    subprocess.run(
+        [
+            "mvn", "-q", "-f", str(JAVA_DIR / "pom.xml"),
+            f"-Dkquota.build.dir={out / 'target'}",
+            f"-Dkafka.version={KAFKA_VERSION}",
+            "compile", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}",
+        ],
+        check=True,
+    )  # fmt: skip
+    classpath = f"{out / 'target' / 'classes'}{os.pathsep}{cp_file.read_text().strip()}"
+    return ["java", "-cp", classpath, "kquota.bench.DescribeAll"]
+
+
+def entity_parts(i: int) -> dict[str, str | None]:
+    kind = i % 4
+    if kind == 0:
+        return {"user": f"bench-user-{i:07d}", "client-id": f"bench-app-{i % 97}"}
+    if kind == 1:
+        return {"client-id": f"bench-client-{i:07d}"}
+    if kind == 2:
+        return {"ip": f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}"}
+    return {"user": f"bench-user-{i:07d}"}
+
+
+def load(bootstrap: str, start: int, stop: int) -> float:
+    """load creates entities [start, stop) with kquota's chunked alter; returns seconds."""
+    from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+    from kquota.kafka.config import ClientConfig
+    from kquota.model import Entity
+
+    alterations = []
+    for i in range(start, stop):
+        parts = entity_parts(i)
+        if "ip" in parts:
+            ops = (QuotaOp.set("connection_creation_rate", 10 + i % 50),)
+        else:
+            ops = (
+                QuotaOp.set("producer_byte_rate", 1048576 * (1 + i % 64)),
+                QuotaOp.set("consumer_byte_rate", 2097152 * (1 + i % 32)),
+            )
+            if i % 3 == 0:
+                ops += (QuotaOp.set("request_percentage", 100.0 + i % 7 + 0.5),)
+        alterations.append(QuotaAlteration(Entity.of(parts), ops))
+    t0 = time.perf_counter()
+    with QuotaAdmin([bootstrap], ClientConfig()) as admin:
+        results = admin.alter(alterations, validate_only=False)
+        failed = [r for r in results if not r.ok]
+        if failed:
+            raise SystemExit(f"load failed for {len(failed)} entities, e.g. {failed[0]}")
+        # describe trails alter: wait until the broker shows them all
+        deadline = time.monotonic() + 60
+        while len(admin.describe_all()) < stop:
+            if time.monotonic() > deadline:
+                raise SystemExit("loaded entities never all became visible")
+            time.sleep(0.2)
+    return time.perf_counter() - t0
+
+
+def timed(cmd: list[str], out_path: Path) -> tuple[float, float]:
+    """timed runs cmd under /usr/bin/time; returns (wall seconds, peak RSS MiB)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        with out_path.open("wb") as out:
+            proc = subprocess.run(
+                ["/usr/bin/time", "-f", "%e %M", "-o", tf.name, *cmd],
+                stdout=out,
+                stderr=subprocess.PIPE,
+                timeout=TOOL_TIMEOUT,
+                check=False,
+            )
+        if proc.returncode != 0:
+            raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
+        wall, rss_kib = Path(tf.name).read_text().split()[-2:]
+    return float(wall), int(rss_kib) / 1024
+
+
+def count_kquota(path: Path) -> int:
+    return len(json.loads(path.read_bytes())["entries"])
+
+
+def count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(1 for _ in f)
+
+
+def count_kafka_configs(path: Path) -> int:
+    return sum(1 for line in path.open() if line.startswith("Quota configs for"))
+
+
+def measure(cmd: list[str], reps: int, counter: object, workdir: Path) -> Measured:
+    walls, rss = [], []
+    out = workdir / "out.txt"
+    for _ in range(reps):
+        w, r = timed(cmd, out)
+        walls.append(w)
+        rss.append(r)
+    return Measured(statistics.median(walls), max(rss), counter(out))  # type: ignore[operator]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS-describe.md")
+    parser.add_argument("--no-kafka-configs", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    from kquota.devbroker.jars import KafkaJars, find_java
+    from kquota.devbroker.launcher import start_broker, stop_broker
+
+    java_cmd = build_java()
+    jars = KafkaJars.resolve(KAFKA_VERSION)
+    configs_cmd = [find_java(), "-Xmx256m", "-cp", jars.classpath, jars.config_command_class]
+    rows: list[tuple[int, float, dict[str, Measured]]] = []
+    with tempfile.TemporaryDirectory(prefix="kquota-bench-") as tmp:
+        work = Path(tmp)
+        broker_dir = work / "broker"
+        info = start_broker(
+            broker_dir, kafka_version=KAFKA_VERSION, fresh=True, die_with_parent=True
+        )
+        try:
+            bootstrap = info.bootstrap_servers
+            loaded = 0
+            for size in sizes:
+                load_s = load(bootstrap, loaded, size)
+                loaded = size
+                print(f"loaded {size:,} entities (+{load_s:.1f}s)", file=sys.stderr)
+                tools: dict[str, tuple[list[str], object]] = {
+                    "kquota": (
+                        [sys.executable, "-m", "kquota.cli.main", "describe",
+                         "--bootstrap-server", bootstrap, "--format", "json"],
+                        count_kquota,
+                    ),
+                    "java": ([*java_cmd, bootstrap], count_lines),
+                }  # fmt: skip
+                if not args.no_kafka_configs:
+                    tools["kafka-configs"] = (
+                        [*configs_cmd, "--bootstrap-server", bootstrap,
+                         "--describe", "--entity-type", "users"],
+                        count_kafka_configs,
+                    )  # fmt: skip
+                results = {}
+                for name, (cmd, counter) in tools.items():
+                    results[name] = measure(cmd, args.reps, counter, work)
+                    m = results[name]
+                    print(
+                        f"  {name}: {m.wall:.2f}s {m.rss_mib:.0f} MiB ({m.entities:,})",
+                        file=sys.stderr,
+                    )
+                rows.append((size, load_s, results))
+        finally:
+            stop_broker(broker_dir)
+    report = render(rows, args.reps)
+    args.out.write_text(report)
+    print(report)
+
+
+def load_average() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def render(rows: list[tuple[int, float, dict[str, Measured]]], reps: int) -> str:
+    cpus = os.cpu_count()
+    lines = [
+        "## Describe-all against a live broker (issue 3)",
+        "",
+        f"`python benchmarks/bench_describe.py`, Python {platform.python_version()}, "
+        f"{platform.machine()}, {cpus} CPUs, Kafka {KAFKA_VERSION} dev broker on loopback "
+        "(KRaft, PLAINTEXT). Whole-process wall time (median of "
+        f"{reps}) and peak RSS (largest) from `/usr/bin/time`; every tool writes every entity "
+        "to a file. Ratios are tool / kquota (above 1 = kquota is faster or smaller). "
+        f"Load average at the end: {load_average()} (a shared machine makes the walls noisy).",
+        "",
+        "- **kquota**: `kquota describe --format json` (Python start-up and imports included).",
+        "- **java**: `benchmarks/java` DescribeAll, Kafka's AdminClient "
+        "`describeClientQuotas(ClientQuotaFilter.all())`, default JVM heap settings.",
+        "- **kafka-configs**: `kafka-configs --describe --entity-type users` "
+        "(user-only entities: a quarter of the set; it also looks up SCRAM "
+        "credentials), `-Xmx256m` as its script sets.",
+        "",
+        "| entities | load (kquota alter) | tool | entities out | wall | peak RSS "
+        "| wall ratio | RSS ratio |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for size, load_s, results in rows:
+        base = results["kquota"]
+        for name, m in results.items():
+            wall_ratio, rss_ratio = m.wall / base.wall, m.rss_mib / base.rss_mib
+            lines.append(
+                f"| {size:,} | {load_s:.1f} s | {name} | {m.entities:,} | {m.wall:.2f} s "
+                f"| {m.rss_mib:.0f} MiB | {wall_ratio:.2f}x | {rss_ratio:.2f}x |"
+            )
+    lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

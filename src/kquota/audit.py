@@ -1,0 +1,571 @@
+"""Audit trail in Kafka: every committed quota alteration, and drift reports, as records.
+
+Events go to a topic with confluent-kafka (librdkafka), the data-plane client; kquota's own
+wire codec only speaks the quota admin RPCs. One record per altered entity:
+
+- key: the entity in canonical JSON (sorted type names, ``null`` = default entity), so every
+  change to one entity lands in one partition, in order, and a compacted topic keeps the last;
+- value: UTF-8 JSON, ``event_type``, ``entity``, ``ops`` (key, before, after, remove),
+  ``plan_id``, ``git_commit``, ``actor``, ``cluster``, ``kquota_version``, ``timestamp``;
+- headers (KIP-82): ``event-type``, ``plan-id`` (when there is one), ``content-type``,
+  so consumers can route without parsing the value.
+
+Decisions:
+
+- Delivery is confirmed before :meth:`AuditPublisher.publish` returns: a bounded flush, then
+  every delivery report is counted. Anything unconfirmed (failed or timed out) raises
+  :class:`AuditError` saying how many; a lost audit record is an error, never a warning.
+- The producer is idempotent with ``acks=all``: librdkafka's internal retries cannot write a
+  record twice or out of order, and "confirmed" means the in-sync replicas have it.
+- The producer is built in the constructor, so a bad client config fails before apply commits
+  anything, not after.
+- Secrets never reach a message or a log line: librdkafka echoes invalid property *values* in
+  its errors ("Invalid value "..." for configuration property"), so every error string and
+  every librdkafka log line is scrubbed of the secret values it was given.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import logging
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, ClassVar, Protocol
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from kquota import __version__
+from kquota.errors import KquotaError
+from kquota.model import Entity
+
+CONTENT_TYPE = "application/json"
+ALTERED = "quota.altered"
+DRIFT = "quota.drift"
+DEFAULT_TIMEOUT = 30.0
+
+# Extra wait for the flush beyond message.timeout.ms: librdkafka reports a timed-out message
+# shortly after its timeout expires, and that report is what turns a hang into a count.
+_FLUSH_MARGIN = 5.0
+
+_log = logging.getLogger(__name__)
+
+
+class AuditError(KquotaError):
+    """AuditError: audit events could not be written, or not confirmed as written."""
+
+
+# --- events -------------------------------------------------------------------------------
+
+
+def utc_timestamp(now: datetime | None = None) -> str:
+    """utc_timestamp is ISO-8601 UTC with milliseconds and a ``Z``: 2026-01-02T03:04:05.678Z."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def entity_key(entity: Entity) -> str:
+    """entity_key is the canonical string form of an entity used as the record key."""
+    return json.dumps(entity.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_bytes(payload: Mapping[str, Any]) -> bytes:
+    # allow_nan=False: NaN is not JSON, and a consumer in another language would choke on it.
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def _timestamp_ms(timestamp: str) -> int:
+    return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """AuditRecord is one Kafka record, ready for the producer."""
+
+    key: bytes
+    value: bytes
+    headers: list[tuple[str, bytes]]
+    timestamp_ms: int
+
+
+class Event(Protocol):
+    """Event is anything :class:`AuditPublisher` can publish."""
+
+    def record(self) -> AuditRecord: ...
+
+
+class _OpLike(Protocol):
+    @property
+    def key(self) -> str: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def remove(self) -> bool: ...
+    @property
+    def before(self) -> float | None: ...
+
+
+class _AlterationLike(Protocol):
+    @property
+    def entity(self) -> Entity: ...
+    @property
+    def ops(self) -> Sequence[_OpLike]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOp:
+    """AuditOp is one key of an alteration: ``before`` -> ``after`` (None = absent)."""
+
+    key: str
+    before: float | None
+    after: float | None
+    remove: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "before": self.before, "after": self.after, "remove": self.remove}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """AuditEvent records one committed alteration of one entity (event type quota.altered)."""
+
+    event_type: ClassVar[str] = ALTERED
+
+    entity: Entity
+    ops: tuple[AuditOp, ...]
+    plan_id: str | None
+    cluster: str | None
+    git_commit: str | None = None
+    actor: str | None = None
+    kquota_version: str = __version__
+    timestamp: str = field(default_factory=utc_timestamp)
+
+    @classmethod
+    def from_alteration(
+        cls,
+        alteration: _AlterationLike,
+        *,
+        plan_id: str | None,
+        cluster: str | None,
+        git_commit: str | None,
+        actor: str | None,
+        timestamp: str | None = None,
+    ) -> AuditEvent:
+        """from_alteration builds the event for a committed plan alteration (entity + ops).
+
+        Accepts any object shaped like ``kquota.plan.types.Alteration`` (ops with key, value,
+        remove, before), so the audit trail does not depend on the planner's module.
+        """
+        ops = tuple(
+            AuditOp(
+                key=op.key,
+                before=op.before,
+                after=None if op.remove else op.value,
+                remove=op.remove,
+            )
+            for op in alteration.ops
+        )
+        return cls(
+            entity=alteration.entity,
+            ops=ops,
+            plan_id=plan_id,
+            cluster=cluster,
+            git_commit=git_commit,
+            actor=actor,
+            timestamp=timestamp or utc_timestamp(),
+        )
+
+    def payload(self) -> dict[str, Any]:
+        """payload is the record value as a dict (the JSON contract of quota.altered)."""
+        return {
+            "event_type": self.event_type,
+            "entity": self.entity.to_json(),
+            "ops": [op.to_json() for op in self.ops],
+            "plan_id": self.plan_id,
+            "git_commit": self.git_commit,
+            "actor": self.actor,
+            "cluster": self.cluster,
+            "kquota_version": self.kquota_version,
+            "timestamp": self.timestamp,
+        }
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        headers = [("event-type", self.event_type.encode())]
+        if self.plan_id is not None:
+            headers.append(("plan-id", self.plan_id.encode()))
+        headers.append(("content-type", CONTENT_TYPE.encode()))
+        return headers
+
+    def record(self) -> AuditRecord:
+        return AuditRecord(
+            key=entity_key(self.entity).encode(),
+            value=_json_bytes(self.payload()),
+            headers=self.headers(),
+            timestamp_ms=_timestamp_ms(self.timestamp),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DriftEvent:
+    """DriftEvent publishes one drift report of one cluster (event type quota.drift).
+
+    The key is the cluster name, so a cluster's reports stay in order in one partition. The
+    report is the drift command's JSON report, carried as is.
+    """
+
+    event_type: ClassVar[str] = DRIFT
+
+    cluster: str
+    report: Mapping[str, Any]
+    git_commit: str | None = None
+    actor: str | None = None
+    kquota_version: str = __version__
+    timestamp: str = field(default_factory=utc_timestamp)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "event_type": self.event_type,
+            "cluster": self.cluster,
+            "report": dict(self.report),
+            "git_commit": self.git_commit,
+            "actor": self.actor,
+            "kquota_version": self.kquota_version,
+            "timestamp": self.timestamp,
+        }
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        return [("event-type", self.event_type.encode()), ("content-type", CONTENT_TYPE.encode())]
+
+    def record(self) -> AuditRecord:
+        return AuditRecord(
+            key=self.cluster.encode(),
+            value=_json_bytes(self.payload()),
+            headers=self.headers(),
+            timestamp_ms=_timestamp_ms(self.timestamp),
+        )
+
+
+# --- provenance ---------------------------------------------------------------------------
+
+
+def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """git_commit is the commit being applied: ``$GITHUB_SHA`` in Actions, else ``git rev-parse
+    HEAD`` in ``cwd``; None when neither is available (no git, not a repository)."""
+    sha = os.environ.get("GITHUB_SHA", "").strip()
+    if sha:
+        return sha
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = proc.stdout.strip()
+    return out if proc.returncode == 0 and out else None
+
+
+def actor() -> str | None:
+    """actor is who applied: ``$GITHUB_ACTOR`` in Actions, else the OS user (None if unknown)."""
+    name = os.environ.get("GITHUB_ACTOR", "").strip()
+    if name:
+        return name
+    try:
+        return getpass.getuser() or None
+    except (OSError, KeyError):
+        # getuser() raises when no login name is set and the uid has no passwd entry (containers).
+        return None
+
+
+# --- producer config ----------------------------------------------------------------------
+
+# Java client properties librdkafka does not know and that carry nothing the producer needs.
+_JAVA_ONLY_IGNORED = frozenset(
+    {
+        "default.api.timeout.ms",
+        "ssl.truststore.type",
+        "ssl.keystore.type",
+        "sasl.login.class",
+    }
+)
+# Java properties whose content librdkafka cannot take in the same form: refused by name.
+_JAVA_ONLY_REFUSED = {
+    "ssl.keystore.location": "use ssl.certificate.location and ssl.key.location (PEM)",
+    "ssl.keystore.password": "use ssl.key.password with PEM keys",
+    "ssl.truststore.password": "use a PEM ssl.ca.location (no password)",
+    "sasl.client.callback.handler.class": "not supported by librdkafka",
+    "sasl.login.callback.handler.class": "not supported by librdkafka",
+}
+# The producer's own guarantees: never taken from the user's properties.
+_FORCED = {"enable.idempotence": "true", "acks": "all"}
+_JAAS_FIELD = re.compile(r'\b(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_SECRET_WORDS = ("password", "secret", "token", "key", "jaas")
+
+
+def _is_secret(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def producer_config(
+    client_properties: Mapping[str, str], *, timeout: float = DEFAULT_TIMEOUT
+) -> dict[str, str]:
+    """producer_config maps kquota's Kafka client properties to a librdkafka producer config.
+
+    Most names are shared (bootstrap.servers, security.protocol, sasl.mechanism, sasl.username,
+    sasl.password, ssl.ca.location, ...) and pass through. Java-only forms are translated where
+    the meaning is the same: ``sasl.jaas.config`` (PLAIN/SCRAM login module) becomes
+    sasl.username/password, a PEM ``ssl.truststore.location`` becomes ``ssl.ca.location``, and
+    an empty ``ssl.endpoint.identification.algorithm`` (Java's "off") becomes ``none``. Forms
+    librdkafka cannot read (JKS stores) raise AuditError naming the property, never its value.
+    ``timeout`` bounds each record's delivery (``message.timeout.ms``).
+    """
+    props = dict(client_properties)
+    out: dict[str, str] = {}
+    jaas = props.pop("sasl.jaas.config", None)
+    if jaas is not None:
+        found = {m.group(1): _unescape_jaas(m.group(2)) for m in _JAAS_FIELD.finditer(jaas)}
+        if "username" not in found or "password" not in found:
+            raise AuditError(
+                "sasl.jaas.config: the audit producer needs a username and a password in it "
+                "(or set sasl.username and sasl.password)"
+            )
+        out["sasl.username"] = found["username"]
+        out["sasl.password"] = found["password"]
+    truststore = props.pop("ssl.truststore.location", None)
+    if truststore is not None:
+        store_type = props.get("ssl.truststore.type", "JKS").upper()
+        if store_type != "PEM":
+            raise AuditError(
+                f"ssl.truststore.location: librdkafka cannot read a {store_type} truststore; "
+                "give ssl.ca.location (PEM) or set ssl.truststore.type=PEM"
+            )
+        out["ssl.ca.location"] = truststore
+    if props.get("ssl.endpoint.identification.algorithm") == "":
+        props["ssl.endpoint.identification.algorithm"] = "none"
+    for name, value in props.items():
+        if name in _JAVA_ONLY_IGNORED:
+            continue
+        if name in _JAVA_ONLY_REFUSED:
+            raise AuditError(
+                f"{name}: cannot be used by the audit producer: {_JAVA_ONLY_REFUSED[name]}"
+            )
+        out.setdefault(name, value)
+    out.update(_FORCED)
+    out["message.timeout.ms"] = str(max(1, int(timeout * 1000)))
+    return out
+
+
+def _unescape_jaas(value: str) -> str:
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+class _Scrubber:
+    """_Scrubber replaces known secret values in text; applied to every outgoing message."""
+
+    def __init__(self, config: Mapping[str, Any], extra: Iterable[str] = ()) -> None:
+        values = {str(v) for k, v in config.items() if _is_secret(k) and str(v)}
+        values.update(s for s in extra if s)
+        # Longest first, so a secret containing another secret is replaced whole.
+        self._secrets = sorted(values, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+class _ScrubbingLogger:
+    """_ScrubbingLogger receives librdkafka's log lines (confluent-kafka ``logger``) and
+    forwards them to the ``kquota.audit`` logger with secrets removed, instead of stderr."""
+
+    def __init__(self, scrub: _Scrubber) -> None:
+        self._scrub = scrub
+        self.last_error: str | None = None
+
+    def log(self, level: int, msg: str, *args: object) -> None:
+        text = self._scrub(msg % args if args else msg)
+        if level >= logging.ERROR:
+            self.last_error = text
+        # DEBUG only: a dead broker makes librdkafka log every reconnect; what matters reaches
+        # the user once, in the AuditError.
+        _log.debug("%s", text)
+
+
+# --- publisher ----------------------------------------------------------------------------
+
+
+class AuditPublisher:
+    """AuditPublisher produces audit and drift events to one topic and confirms delivery.
+
+    Use it as a context manager (``with AuditPublisher(topic, config) as audit:``); leaving it
+    purges whatever was never confirmed and closes the producer within a bound, so a dead
+    cluster cannot hang the process on exit.
+
+    ``producer_config`` is kquota's client properties (see :func:`producer_config`) or an
+    already mapped librdkafka config; ``timeout`` bounds one :meth:`publish` call.
+    """
+
+    def __init__(
+        self,
+        topic: str,
+        producer_config: Mapping[str, str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        if not topic:
+            raise AuditError("the audit topic name is empty")
+        self.topic = topic
+        config = _map_config(producer_config, timeout)
+        self._scrub = _Scrubber(
+            producer_config, extra=(v for k, v in config.items() if _is_secret(k))
+        )
+        self._logger = _ScrubbingLogger(self._scrub)
+        self._client_error: str | None = None
+        # message.timeout.ms may be given explicitly (tests, users): the flush waits for it.
+        self._flush_timeout = int(config["message.timeout.ms"]) / 1000 + _FLUSH_MARGIN
+        try:
+            self._producer: Producer | None = Producer(
+                {**config, "error_cb": self._on_error, "logger": self._logger}
+            )
+        except KafkaException as e:
+            raise AuditError(
+                f"cannot create the audit producer: {self._scrub(_kafka_message(e))}"
+            ) from None
+
+    def __enter__(self) -> AuditPublisher:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _on_error(self, err: KafkaError) -> None:
+        # Client-level errors (connection refused, auth failed) come here, not per message;
+        # the last one explains a timeout better than "Message timed out".
+        self._client_error = self._scrub(err.str())
+
+    def publish(self, events: Iterable[Event]) -> None:
+        """publish produces every event and returns once each one is confirmed by the broker.
+
+        Raises AuditError if any event failed or was not confirmed within the bound; the
+        message says how many of how many, and why (first distinct causes, secrets removed).
+        An unconfirmed event may still have been written: consumers must tolerate duplicates.
+        """
+        producer = self._require_open()
+        try:
+            records = [event.record() for event in events]
+        except ValueError as e:
+            raise AuditError(f"an audit event cannot be encoded as JSON: {e}") from None
+        if not records:
+            return
+        confirmed = 0
+        failures: list[str] = []
+
+        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+            nonlocal confirmed
+            if err is None:
+                confirmed += 1
+            else:
+                failures.append(self._scrub(err.str()))
+
+        deadline = time.monotonic() + self._flush_timeout
+        for record in records:
+            if not self._produce(producer, record, on_delivery, deadline, failures):
+                break
+        remaining = producer.flush(max(0.0, deadline - time.monotonic()))
+        missing = len(records) - confirmed
+        if missing == 0:
+            return
+        raise AuditError(self._failure_message(missing, len(records), failures, remaining))
+
+    def _produce(
+        self,
+        producer: Producer,
+        record: AuditRecord,
+        on_delivery: Any,
+        deadline: float,
+        failures: list[str],
+    ) -> bool:
+        # The stubs want the wider header type; a list is invariant, so copy into one.
+        headers: list[tuple[str, str | bytes | None]] = list(record.headers)
+        while True:
+            try:
+                producer.produce(
+                    self.topic,
+                    key=record.key,
+                    value=record.value,
+                    headers=headers,
+                    timestamp=record.timestamp_ms,
+                    on_delivery=on_delivery,
+                )
+                return True
+            except BufferError:
+                # The local queue is full: serve delivery reports to make room, within bound.
+                if time.monotonic() >= deadline:
+                    failures.append("the producer queue stayed full")
+                    return False
+                producer.poll(0.1)
+            except KafkaException as e:
+                # Refused locally (e.g. record too large): it counts as not confirmed.
+                failures.append(self._scrub(_kafka_message(e)))
+                return True
+
+    def _failure_message(
+        self, missing: int, total: int, failures: list[str], remaining: int
+    ) -> str:
+        reasons = list(dict.fromkeys(failures))[:3]
+        if remaining:
+            reasons.append(f"{remaining} still unacknowledged after {self._flush_timeout:.0f}s")
+        if self._client_error and self._client_error not in reasons:
+            reasons.append(f"last client error: {self._client_error}")
+        elif self._logger.last_error and not failures:
+            reasons.append(f"last client error: {self._logger.last_error}")
+        why = "; ".join(reasons) or "no delivery report"
+        return (
+            f"audit trail: {missing} of {total} event(s) to topic {self.topic!r} were not "
+            f"confirmed as written ({why})"
+        )
+
+    def close(self, timeout: float = 5.0) -> None:
+        """close drops unconfirmed records and releases the producer, within ``timeout``."""
+        producer, self._producer = self._producer, None
+        if producer is None:
+            return
+        # After a failed publish records may still be queued: purge them, or close() would
+        # wait for their delivery with no bound.
+        producer.purge(in_queue=True, in_flight=True, blocking=True)
+        producer.flush(timeout)
+        producer.close()
+
+    def _require_open(self) -> Producer:
+        if self._producer is None:
+            raise AuditError("the audit publisher is closed")
+        return self._producer
+
+
+def _map_config(config: Mapping[str, str], timeout: float) -> dict[str, str]:
+    mapped = producer_config(config, timeout=timeout)
+    # An explicit message.timeout.ms wins over ``timeout``.
+    if "message.timeout.ms" in config:
+        mapped["message.timeout.ms"] = str(config["message.timeout.ms"])
+    return mapped
+
+
+def _kafka_message(e: KafkaException) -> str:
+    err = e.args[0] if e.args else None
+    return err.str() if isinstance(err, KafkaError) else str(e)

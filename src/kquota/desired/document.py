@@ -1,0 +1,354 @@
+"""One desired-state document, walked node by node into entries with their positions.
+
+This is the local validator: it checks the shape (known fields, no duplicate keys, no
+empty match or set) and each entity and value against the broker's rules
+(:mod:`kquota.desired.rules`), and records every problem with its ``file:line:column``
+instead of stopping. What it returns holds only valid parts, so merging can carry on and
+report cross-file problems (duplicate entities, unknown profiles) in the same run.
+
+``match`` values: ``<default>`` is the default entity; any other string is a name; the
+object form ``{name: "..."}`` is always a literal name, so ``{name: "<default>"}`` is the
+entity whose name reads ``<default>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from kquota.desired import rules
+from kquota.desired.models import (
+    API_VERSION,
+    DEFAULT_NAME,
+    KIND_BASE,
+    KINDS,
+    DesiredFile,
+    Entry,
+    LiteralName,
+    field_names,
+)
+from kquota.desired.nodes import (
+    MERGE_TAG,
+    STR_TAG,
+    MapNode,
+    Node,
+    Scalar,
+    SeqNode,
+    kind_name,
+    scalar_value,
+)
+from kquota.desired.problems import Problems, SourceLocation
+from kquota.model import ENTITY_TYPES, IP, Entity
+from kquota.quotakeys import QUOTA_KEYS, allowed_keys
+
+_TOP_FIELDS = field_names(DesiredFile)
+_ENTRY_FIELDS = field_names(Entry)
+(_LITERAL_FIELD,) = field_names(LiteralName)
+_ENTITY_TYPES = frozenset(ENTITY_TYPES)
+_ALL_KEYS = ", ".join(QUOTA_KEYS)
+
+
+@dataclass(slots=True)
+class ParsedEntry:
+    """ParsedEntry is one valid-so-far entry: its entity, its own ``set`` and its profile."""
+
+    entity: Entity
+    values: dict[str, float]
+    at: SourceLocation
+    profile: str | None = None
+    profile_at: SourceLocation | None = None
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    file: str
+    kind: str = KIND_BASE
+    profiles: dict[str, tuple[dict[str, float], SourceLocation]] = field(default_factory=dict)
+    entries: list[ParsedEntry] = field(default_factory=list)
+
+
+class _Bad:
+    """_Bad marks a name whose problem is already reported (None means the default entity)."""
+
+
+_BAD = _Bad()
+
+
+class _Walker:
+    def __init__(self, file: str, problems: Problems) -> None:
+        self.file = file
+        self.problems = problems
+
+    def at(self, node: Node) -> SourceLocation:
+        return SourceLocation(self.file, node.line, node.col)
+
+    def add(self, node: Node, wrong: str, allowed: str) -> None:
+        self.problems.add(self.at(node), wrong, allowed)
+
+    def pairs(self, node: MapNode, allowed: str) -> list[tuple[str, Scalar, Node]]:
+        """pairs gives a mapping's string keys, reporting non-string and duplicate keys."""
+        out: list[tuple[str, Scalar, Node]] = []
+        seen: set[str] = set()
+        for k, v in node.pairs:
+            if type(k) is Scalar and k.tag == STR_TAG and k.value not in seen:
+                seen.add(k.value)
+                out.append((k.value, k, v))
+            else:
+                self.bad_key(k, out, allowed)
+        return out
+
+    def bad_key(self, k: Node, out: list[tuple[str, Scalar, Node]], allowed: str) -> None:
+        if isinstance(k, Scalar) and k.tag == STR_TAG:
+            first = next(f for name, f, _ in out if name == k.value)
+            self.add(
+                k,
+                f"duplicate key {k.value!r} (first at line {first.line}, column {first.col})",
+                "each key once in a mapping",
+            )
+        elif isinstance(k, Scalar) and k.tag == MERGE_TAG:
+            self.add(k, "YAML merge keys (<<) are not supported", allowed)
+        else:
+            self.add(k, f"key {self.shown(k)} is not a string", allowed)
+
+    def document(self, root: Node | None, parsed: ParsedFile) -> None:
+        if root is None:
+            self.problems.add(
+                SourceLocation(self.file, 1, 1),
+                "the file has no YAML document",
+                f"a mapping with apiVersion: {API_VERSION}, kind and quotas",
+            )
+            return
+        if not isinstance(root, MapNode):
+            self.add(root, "the document is not a mapping", f"fields {', '.join(_TOP_FIELDS)}")
+            return
+        fields = {name: (k, v) for name, k, v in self.pairs(root, ", ".join(_TOP_FIELDS))}
+        for name, (k, _) in fields.items():
+            if name not in _TOP_FIELDS:
+                self.add(k, f"unknown field {name!r}", ", ".join(_TOP_FIELDS))
+        api = fields.get("apiVersion")
+        if api is None:
+            self.add(root, "missing apiVersion", f"apiVersion: {API_VERSION}")
+        elif not self.is_text(api[1], API_VERSION):
+            self.add(api[1], f"unknown apiVersion {self.shown(api[1])}", API_VERSION)
+        kind = fields.get("kind")
+        if kind is None:
+            self.add(root, "missing kind", " or ".join(KINDS))
+        elif isinstance(kind[1], Scalar) and kind[1].value in KINDS and kind[1].tag == STR_TAG:
+            parsed.kind = kind[1].value
+        else:
+            self.add(kind[1], f"unknown kind {self.shown(kind[1])}", " or ".join(KINDS))
+        if "profiles" in fields:
+            self.profiles(fields["profiles"][1], parsed)
+        if "quotas" in fields:
+            self.quotas(fields["quotas"][1], parsed)
+
+    @staticmethod
+    def is_text(node: Node, text: str) -> bool:
+        return isinstance(node, Scalar) and node.tag == STR_TAG and node.value == text
+
+    @staticmethod
+    def shown(node: Node) -> str:
+        if isinstance(node, Scalar):
+            return repr(node.value) if node.tag == STR_TAG else node.value or "null"
+        return "(a list)" if isinstance(node, SeqNode) else "(a mapping)"
+
+    def profiles(self, node: Node, parsed: ParsedFile) -> None:
+        allowed = "a mapping of profile name to quota keys and values"
+        if not isinstance(node, MapNode):
+            self.add(node, f"profiles is {self.shown(node)}, not a mapping", allowed)
+            return
+        for name, k, v in self.pairs(node, allowed):
+            values = self.quota_set(v, None, f"profile {name!r}")
+            if values is not None:
+                parsed.profiles[name] = (values, self.at(k))
+
+    def quotas(self, node: Node, parsed: ParsedFile) -> None:
+        if not isinstance(node, SeqNode):
+            self.add(node, f"quotas is {self.shown(node)}, not a list", "a list of entries")
+            return
+        entries = parsed.entries
+        for item in node.items:
+            entry = self.entry(item)
+            if entry is not None:
+                entries.append(entry)
+
+    def entry(self, node: Node) -> ParsedEntry | None:
+        fields_help = ", ".join(_ENTRY_FIELDS)
+        if not isinstance(node, MapNode):
+            self.add(node, f"an entry is {self.shown(node)}, not a mapping", fields_help)
+            return None
+        match = set_ = profile = None
+        for name, k, v in self.pairs(node, fields_help):
+            if name == "match":
+                match = v
+            elif name == "set":
+                set_ = v
+            elif name == "profile":
+                profile = v
+            else:
+                self.add(k, f"unknown field {name!r} in an entry", fields_help)
+        if match is None:
+            self.add(node, "entry has no match", "match: {user: ..., client-id: ...} or {ip: ...}")
+            return None
+        entity = self.entity(match)
+        if set_ is None and profile is None:
+            self.add(node, "entry sets nothing", "set: {key: value, ...} and/or profile: NAME")
+            return None
+        if entity is None:
+            if set_ is not None:
+                self.quota_set(set_, None, "set")  # still report its value problems
+            return None
+        values: dict[str, float] | None = {}
+        if set_ is not None:
+            values = self.quota_set(set_, tuple(t for t, _ in entity.parts), "set")
+        if values is None:
+            return None
+        out = ParsedEntry(entity, values, self.at(node))
+        if profile is not None:
+            if isinstance(profile, Scalar) and profile.tag == STR_TAG and profile.value:
+                out.profile, out.profile_at = profile.value, self.at(profile)
+            else:
+                self.add(profile, f"profile is {self.shown(profile)}", "the name of a profile")
+                return None
+        return out
+
+    def entity(self, node: Node) -> Entity | None:
+        allowed = f"a mapping of entity type ({rules.ENTITY_TYPES_HELP}) to a name"
+        if not isinstance(node, MapNode):
+            self.add(node, f"match is {self.shown(node)}, not a mapping", allowed)
+            return None
+        if not node.pairs:
+            self.add(node, "empty match", rules.COMBINATIONS_HELP)
+            return None
+        ok = True
+        parts: dict[str, str | None] = {}
+        for etype, k, v in self.pairs(node, allowed):
+            if etype not in _ENTITY_TYPES:
+                self.add(k, f"unknown entity type {etype!r}", rules.ENTITY_TYPES_HELP)
+                ok = False
+                continue
+            name = self.entity_name(etype, v)
+            if isinstance(name, _Bad):
+                ok = False
+            else:
+                parts[etype] = name
+        if not ok or len(parts) != len(node.pairs):
+            return None
+        types = tuple(parts)
+        bad = rules.combination_problem(types)
+        if bad is not None:
+            self.add(node, *bad)
+            return None
+        ip = parts.get(IP)
+        if ip is not None:
+            bad = rules.ip_problem(ip)
+            if bad is not None:
+                self.add(node.pairs[0][1], *bad)
+                return None
+        return Entity.of(parts)
+
+    def entity_name(self, etype: str, node: Node) -> str | None | _Bad:
+        """entity_name is the name (None for the default entity), or _BAD after a problem."""
+        if isinstance(node, Scalar):
+            if node.tag == STR_TAG:
+                if node.value == DEFAULT_NAME:
+                    return None
+                if node.value:
+                    return node.value
+                self.add(node, f"empty {etype} name", rules.NAME_HELP)
+                return _BAD
+            value = scalar_value(node)
+            if value is None:
+                self.add(node, f"{etype} name is missing (null)", rules.NAME_HELP)
+                return _BAD
+            self.add(
+                node,
+                f"{etype} name {self.shown(node)} is read by YAML as {kind_name(value)}"
+                + f'; quote it: "{node.value}"',
+                rules.NAME_HELP,
+            )
+            return _BAD
+        if isinstance(node, MapNode):
+            fields = self.pairs(node, _LITERAL_FIELD)
+            if len(fields) == 1 and fields[0][0] == _LITERAL_FIELD:
+                name = fields[0][2]
+                if isinstance(name, Scalar) and name.tag == STR_TAG and name.value:
+                    return name.value
+                self.add(name, f"literal {etype} name is {self.shown(name)}", "a non-empty string")
+                return _BAD
+            if len(fields) == len(node.pairs):
+                self.add(
+                    node, f"literal {etype} name must have exactly one field, name", '{name: "..."}'
+                )
+            return _BAD
+        allowed = rules.IP_NAME_HELP if etype == IP else rules.NAME_HELP
+        self.add(node, f"{etype} name is {self.shown(node)}", allowed)
+        return _BAD
+
+    def quota_set(
+        self, node: Node, types: tuple[str, ...] | None, what: str
+    ) -> dict[str, float] | None:
+        """quota_set checks ``set`` (types known) or a profile (types None: any known key)."""
+        keys = _allowed_keys(types)
+        keys_help = rules.keys_help(types) if types is not None else _ALL_KEYS
+        if not isinstance(node, MapNode):
+            self.add(node, f"{what} is {self.shown(node)}, not a mapping", keys_help)
+            return None
+        if not node.pairs:
+            self.add(node, f"empty {what}", f"at least one of {keys_help}")
+            return None
+        values: dict[str, float] = {}
+        ok = True
+        for key, k, v in self.pairs(node, keys_help):
+            if key not in keys:
+                if key in QUOTA_KEYS and types is not None:
+                    other = (
+                        "a user/client-id" if QUOTA_KEYS[key].entity_kind == "client" else "an ip"
+                    )
+                    wrong = (
+                        f"{key!r} is {other} key, not allowed for "
+                        f"{rules.kind_label(types)} entities"
+                    )
+                else:
+                    wrong = f"unknown quota key {key!r}"
+                self.add(k, wrong, keys_help)
+                ok = False
+                continue
+            if not isinstance(v, Scalar):
+                self.add(v, f"{key} is {self.shown(v)}", rules.allowed_values(key))
+                ok = False
+                continue
+            got = _quota_value(key, v)
+            if isinstance(got, float):
+                values[key] = got
+            else:
+                self.add(v, f"{key} = {v.value or 'null'}: {got[0]}", got[1])
+                ok = False
+        return values if ok and len(values) == len(node.pairs) else None
+
+
+@lru_cache(maxsize=64)
+def _allowed_keys(types: tuple[str, ...] | None) -> frozenset[str]:
+    return frozenset(allowed_keys(types) if types is not None else QUOTA_KEYS)
+
+
+_VALUES: dict[tuple[str, str, str], float | rules.Complaint] = {}
+
+
+def _quota_value(key: str, node: Scalar) -> float | rules.Complaint:
+    # Files repeat the same few values (tiers) thousands of times; constructing and checking
+    # each again was a fifth of the walk. The answer depends only on key, tag and text.
+    cache_key = (key, node.tag, node.value)
+    got = _VALUES.get(cache_key)
+    if got is None:
+        got = rules.quota_value(key, scalar_value(node))
+        if len(_VALUES) < 100_000:
+            _VALUES[cache_key] = got
+    return got
+
+
+def read_document(file: str, root: Node | None, problems: Problems) -> ParsedFile:
+    """read_document validates one document; problems go to ``problems``, valid parts back."""
+    parsed = ParsedFile(file)
+    _Walker(file, problems).document(root, parsed)
+    return parsed

@@ -1,0 +1,409 @@
+"""Client configuration in Kafka's own property names, so tools' ``--command-config`` files work.
+
+Supported properties (everything else is an error that lists these):
+
+=========================================  ==============================================
+``bootstrap.servers``                      ``host:port[,host:port...]``
+``security.protocol``                      PLAINTEXT (default), SSL, SASL_PLAINTEXT, SASL_SSL
+``sasl.mechanism``                         PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER
+``sasl.username`` / ``sasl.password``      librdkafka's names for the SASL credentials
+``sasl.jaas.config``                       Java's form: ``username="…" password="…"`` is read
+                                           out of a PlainLoginModule / ScramLoginModule line
+``sasl.oauthbearer.token``                 kquota's own: a static OAUTHBEARER token
+``sasl.oauthbearer.token.file``            kquota's own: a file holding the token, re-read
+                                           for every new connection (rotated tokens work)
+``ssl.ca.location``                        PEM file of trusted CAs (default: system store)
+``ssl.certificate.location``               PEM client certificate (mutual TLS)
+``ssl.key.location`` / ``ssl.key.password``  PEM private key and its passphrase
+``ssl.endpoint.identification.algorithm``  ``https`` (default) verifies the broker's host
+                                           name; ``none`` or empty turns that off
+``client.id``                              default ``kquota``
+``request.timeout.ms``                     per request, default 30000
+``retries``                                retriable failures retried, default 5
+``retry.backoff.ms``                       first backoff, doubled each time, default 100
+=========================================  ==============================================
+
+Java keystores (``ssl.truststore.*``, ``ssl.keystore.*``) are rejected with a pointer to the
+PEM equivalents: Python's ssl module reads PEM, not JKS/PKCS12 stores.
+
+Secrets (passwords, tokens, the JAAS line) never appear in ``repr``/``str`` of a config, in
+exception messages, or in logs: messages name the property, never its value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from kquota.errors import UsageError
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+
+ALLOWED_KEYS = (
+    "bootstrap.servers",
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.username",
+    "sasl.password",
+    "sasl.jaas.config",
+    "sasl.oauthbearer.token",
+    "sasl.oauthbearer.token.file",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.key.password",
+    "ssl.endpoint.identification.algorithm",
+    "client.id",
+    "request.timeout.ms",
+    "retries",
+    "retry.backoff.ms",
+)
+
+# Java-client keys with a PEM/kquota equivalent: say which instead of "unknown key".
+_JAVA_ONLY = {
+    "ssl.truststore.location": "use ssl.ca.location (a PEM file)",
+    "ssl.truststore.password": "use ssl.ca.location (a PEM file, no password)",
+    "ssl.truststore.type": "use ssl.ca.location (a PEM file)",
+    "ssl.truststore.certificates": "use ssl.ca.location (a PEM file)",
+    "ssl.keystore.location": "use ssl.certificate.location and ssl.key.location (PEM files)",
+    "ssl.keystore.password": "use ssl.key.password with ssl.key.location (PEM)",
+    "ssl.keystore.type": "use ssl.certificate.location and ssl.key.location (PEM files)",
+    "ssl.keystore.key": "use ssl.key.location (a PEM file)",
+    "ssl.keystore.certificate.chain": "use ssl.certificate.location (a PEM file)",
+    "sasl.login.callback.handler.class": "OAUTHBEARER: use sasl.oauthbearer.token(.file)",
+    "sasl.client.callback.handler.class": "use sasl.username / sasl.password",
+    "sasl.kerberos.service.name": "GSSAPI (Kerberos) is not supported",
+}
+
+_SECRET_KEYS = frozenset(
+    {"sasl.password", "sasl.jaas.config", "sasl.oauthbearer.token", "ssl.key.password"}
+)
+MASK = "***"
+
+_JAAS_MODULES = {
+    "org.apache.kafka.common.security.plain.PlainLoginModule": ("PLAIN",),
+    "org.apache.kafka.common.security.scram.ScramLoginModule": ("SCRAM-SHA-256", "SCRAM-SHA-512"),
+}
+_JAAS_FLAGS = ("required", "requisite", "sufficient", "optional")
+
+
+def is_secret(key: str) -> bool:
+    """is_secret says whether a property's value must never be shown."""
+    return key in _SECRET_KEYS or any(w in key.lower() for w in ("password", "secret", "token"))
+
+
+def redact(props: Mapping[str, str]) -> dict[str, str]:
+    """redact masks secret values, for printing a properties map."""
+    return {k: MASK if is_secret(k) else v for k, v in props.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """ClientConfig is a validated client configuration; its repr masks every secret."""
+
+    bootstrap_servers: tuple[str, ...] = ()
+    security_protocol: str = "PLAINTEXT"
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
+    oauthbearer_token: str | None = field(default=None, repr=False)
+    oauthbearer_token_file: Path | None = None
+    ssl_ca_location: Path | None = None
+    ssl_certificate_location: Path | None = None
+    ssl_key_location: Path | None = None
+    ssl_key_password: str | None = field(default=None, repr=False)
+    ssl_check_hostname: bool = True
+    client_id: str = "kquota"
+    request_timeout_ms: int = 30_000
+    retries: int = 5
+    retry_backoff_ms: int = 100
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+    @property
+    def uses_ssl(self) -> bool:
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("sasl_password", "oauthbearer_token", "ssl_key_password"):
+                value = None if value is None else MASK
+            parts.append(f"{f.name}={value!r}")
+        return f"ClientConfig({', '.join(parts)})"
+
+    __str__ = __repr__
+
+    def oauthbearer(self) -> str:
+        """oauthbearer returns the token, reading the token file again (tokens rotate)."""
+        if self.oauthbearer_token_file is not None:
+            try:
+                token = self.oauthbearer_token_file.read_text(encoding="utf-8").strip()
+            except OSError as e:
+                raise UsageError(
+                    f"cannot read sasl.oauthbearer.token.file {self.oauthbearer_token_file}: "
+                    f"{e.strerror or e}"
+                ) from None
+            if not token:
+                raise UsageError(
+                    f"sasl.oauthbearer.token.file {self.oauthbearer_token_file} is empty"
+                )
+            return token
+        if self.oauthbearer_token is None:
+            raise UsageError("OAUTHBEARER needs sasl.oauthbearer.token or .token.file")
+        return self.oauthbearer_token
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> ClientConfig:
+        """from_properties validates a Kafka client properties map (see the module doc)."""
+        for key in props:
+            if key in _JAVA_ONLY:
+                raise UsageError(f"property {key} is not supported by kquota: {_JAVA_ONLY[key]}")
+            if key not in ALLOWED_KEYS:
+                raise UsageError(
+                    f"unknown client property {key!r}; allowed: {', '.join(ALLOWED_KEYS)}"
+                )
+        p = {k: v.strip() for k, v in props.items()}
+        protocol = p.get("security.protocol", "PLAINTEXT").upper()
+        if protocol not in SECURITY_PROTOCOLS:
+            raise UsageError(
+                f"security.protocol {protocol!r} is not one of {', '.join(SECURITY_PROTOCOLS)}"
+            )
+        servers = (
+            parse_bootstrap_servers(p["bootstrap.servers"]) if "bootstrap.servers" in p else ()
+        )
+        mechanism = p.get("sasl.mechanism", "").upper() or None
+        username = p.get("sasl.username") or None
+        password = props.get("sasl.password")  # a password may legitimately have spaces
+        if "sasl.jaas.config" in p:
+            j_user, j_password = parse_jaas_config(p["sasl.jaas.config"], mechanism)
+            username = username or j_user
+            password = password if password is not None else j_password
+        sasl = protocol.startswith("SASL_")
+        if sasl:
+            mechanism = mechanism or "PLAIN"  # Java's default, too
+            if mechanism not in SASL_MECHANISMS:
+                raise UsageError(
+                    f"sasl.mechanism {mechanism!r} is not supported; use one of "
+                    + ", ".join(SASL_MECHANISMS)
+                )
+            if mechanism == "OAUTHBEARER":
+                if "sasl.oauthbearer.token" not in p and "sasl.oauthbearer.token.file" not in p:
+                    raise UsageError(
+                        "sasl.mechanism OAUTHBEARER needs sasl.oauthbearer.token or "
+                        "sasl.oauthbearer.token.file"
+                    )
+            elif username is None or password is None:
+                raise UsageError(
+                    f"{protocol} with {mechanism} needs sasl.username and sasl.password "
+                    "(or a sasl.jaas.config with username and password)"
+                )
+        identification = p.get("ssl.endpoint.identification.algorithm", "https").lower()
+        if identification not in ("https", "none", ""):
+            raise UsageError(
+                "ssl.endpoint.identification.algorithm must be https, none or empty, "
+                f"not {identification!r}"
+            )
+        return cls(
+            bootstrap_servers=servers,
+            security_protocol=protocol,
+            sasl_mechanism=mechanism if sasl else None,
+            sasl_username=username,
+            sasl_password=password,
+            oauthbearer_token=p.get("sasl.oauthbearer.token") or None,
+            oauthbearer_token_file=_path(p, "sasl.oauthbearer.token.file"),
+            ssl_ca_location=_path(p, "ssl.ca.location"),
+            ssl_certificate_location=_path(p, "ssl.certificate.location"),
+            ssl_key_location=_path(p, "ssl.key.location"),
+            ssl_key_password=props.get("ssl.key.password"),
+            ssl_check_hostname=identification == "https",
+            client_id=p.get("client.id", "kquota") or "kquota",
+            request_timeout_ms=_int(p, "request.timeout.ms", 30_000, minimum=1),
+            retries=_int(p, "retries", 5, minimum=0),
+            retry_backoff_ms=_int(p, "retry.backoff.ms", 100, minimum=0),
+        )
+
+
+def _path(p: Mapping[str, str], key: str) -> Path | None:
+    value = p.get(key)
+    return Path(value).expanduser() if value else None
+
+
+def _int(p: Mapping[str, str], key: str, default: int, *, minimum: int) -> int:
+    if key not in p:
+        return default
+    try:
+        value = int(p[key])
+    except ValueError:
+        raise UsageError(f"{key} must be a whole number, not {p[key]!r}") from None
+    if value < minimum:
+        raise UsageError(f"{key} must be at least {minimum}")
+    return value
+
+
+def parse_bootstrap_servers(text: str) -> tuple[str, ...]:
+    """parse_bootstrap_servers splits ``host:port,...`` and checks each port."""
+    servers = tuple(s.strip() for s in text.split(",") if s.strip())
+    if not servers:
+        raise UsageError("bootstrap.servers is empty")
+    for server in servers:
+        split_host_port(server)
+    return servers
+
+
+def split_host_port(server: str) -> tuple[str, int]:
+    """split_host_port reads ``host:port`` or ``[v6]:port``."""
+    host, sep, port = server.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"bootstrap server {server!r} is not host:port")
+    return host.strip("[]"), int(port)
+
+
+_JAAS_TOKEN = re.compile(r'\s*(?:(;)|"((?:[^"\\]|\\.)*)"|([^\s=;"]+)|(=))', re.DOTALL)
+
+
+def parse_jaas_config(text: str, mechanism: str | None) -> tuple[str | None, str | None]:
+    """parse_jaas_config reads username/password out of one JAAS login-module line.
+
+    ``<LoginModule> <flag> key=value key="quoted \\" value";`` as Java's JaasConfig reads it.
+    Errors name the problem, never the line (it carries a password).
+    """
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        m = _JAAS_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            if text[pos:].strip() == "":
+                break
+            raise UsageError("sasl.jaas.config is not a valid JAAS login-module line")
+        pos = m.end()
+        if m.group(1):
+            tokens.append((";", ";"))
+        elif m.group(2) is not None:
+            tokens.append(("str", re.sub(r"\\(.)", r"\1", m.group(2))))
+        elif m.group(3):
+            tokens.append(("word", m.group(3)))
+        else:
+            tokens.append(("=", "="))
+    if len(tokens) < 2 or tokens[0][0] != "word" or tokens[1][1] not in _JAAS_FLAGS:
+        raise UsageError(
+            "sasl.jaas.config must start with a login module and a control flag, e.g. "
+            "org.apache.kafka.common.security.scram.ScramLoginModule required ...;"
+        )
+    module = tokens[0][1]
+    if module not in _JAAS_MODULES:
+        raise UsageError(
+            f"sasl.jaas.config login module {module} is not supported; kquota reads "
+            + " and ".join(_JAAS_MODULES)
+            + " (for OAUTHBEARER use sasl.oauthbearer.token or sasl.oauthbearer.token.file)"
+        )
+    if mechanism is not None and mechanism not in _JAAS_MODULES[module]:
+        raise UsageError(f"sasl.jaas.config uses {module}, which does not serve {mechanism}")
+    options: dict[str, str] = {}
+    rest = tokens[2:]
+    i = 0
+    while i < len(rest):
+        kind, value = rest[i]
+        if kind == ";":
+            i += 1
+            continue
+        if (
+            kind != "word"
+            or i + 2 >= len(rest)
+            or rest[i + 1][0] != "="
+            or rest[i + 2][0] not in ("word", "str")
+        ):
+            raise UsageError("sasl.jaas.config options must be key=value pairs")
+        options[value] = rest[i + 2][1]
+        i += 3
+    return options.get("username"), options.get("password")
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """read_properties parses a Java ``.properties`` file as ``java.util.Properties.load`` does.
+
+    Comments start with ``#`` or ``!``; the key ends at the first unescaped ``=``, ``:`` or
+    whitespace; a line ending in an odd number of backslashes continues on the next line
+    (whose leading whitespace is dropped); ``\\t \\n \\r \\f \\uXXXX`` and ``\\x`` escapes are
+    decoded. Values are never echoed in errors.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read properties file: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: properties file is not UTF-8") from None
+    return parse_properties(text)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """parse_properties parses the text of a Java properties file (see read_properties)."""
+    props: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i].lstrip(" \t\f")
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        while _continues(line) and i < len(lines):
+            line = line[:-1] + lines[i].lstrip(" \t\f")
+            i += 1
+        if _continues(line):
+            line = line[:-1]
+        key, value = _split_logical_line(line)
+        props[_unescape(key)] = _unescape(value)
+    return props
+
+
+def _continues(line: str) -> bool:
+    trailing = len(line) - len(line.rstrip("\\"))
+    return trailing % 2 == 1
+
+
+def _split_logical_line(line: str) -> tuple[str, str]:
+    j = 0
+    while j < len(line):
+        c = line[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c in "=: \t\f":
+            break
+        j += 1
+    key = line[:j]
+    rest = line[j:].lstrip(" \t\f")
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(" \t\f")
+    return key, rest
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+    out: list[str] = []
+    j = 0
+    while j < len(s):
+        c = s[j]
+        if c != "\\" or j + 1 >= len(s):
+            out.append(c)
+            j += 1
+            continue
+        n = s[j + 1]
+        if n == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", s[j + 2 : j + 6]):
+            out.append(chr(int(s[j + 2 : j + 6], 16)))
+            j += 6
+            continue
+        out.append(_ESCAPES.get(n, n))
+        j += 2
+    return "".join(out)

@@ -1,0 +1,193 @@
+"""``kquota plan`` offline: outputs, saved plans, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kquota.cli.main import cli, main
+from kquota.model import Entity
+from kquota.plan.types import Plan
+from kquota.snapshot import dump_snapshot
+
+DESIRED = """\
+apiVersion: kquota/v1
+kind: ClientQuotas
+quotas:
+  - match: {user: alice}
+    set: {producer_byte_rate: 2MiB}
+  - match: {user: bob, client-id: <default>}
+    set: {consumer_byte_rate: 1048576}
+"""
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "quotas" / "main.yaml").write_text(DESIRED)
+    state = {
+        Entity.of({"user": "alice"}): {"producer_byte_rate": 1048576.0},
+        Entity.of({"user": "bob", "client-id": None}): {"consumer_byte_rate": 1048576.0},
+        Entity.of({"user": "carol"}): {"producer_byte_rate": 5.0},
+    }
+    (tmp_path / "snap.json").write_bytes(dump_snapshot(state))
+    in_sync = {
+        Entity.of({"user": "alice"}): {"producer_byte_rate": 2097152.0},
+        Entity.of({"user": "bob", "client-id": None}): {"consumer_byte_rate": 1048576.0},
+    }
+    (tmp_path / "same.jsonl").write_bytes(dump_snapshot(in_sync, "jsonl"))
+    return tmp_path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    err = str(result.exception) if result.exception and result.exit_code == 1 else ""
+    return result.exit_code, result.stdout, result.stderr + err
+
+
+def test_text_plan_default_paths(repo: Path) -> None:
+    code, out, _ = run("plan", "--snapshot", "snap.json")
+    assert code == 0
+    assert "~ {user=alice}" in out
+    assert "~ producer_byte_rate: 1048576 (1 MiB/s) -> 2097152 (2 MiB/s)" in out
+    assert "carol" not in out  # prune is off by default
+    assert "Left alone: 1 declared unchanged, 1 not declared (prune is off)." in out
+    assert "\x1b[" not in out  # not a terminal: no colour
+
+
+def test_detailed_exitcode(repo: Path) -> None:
+    assert run("plan", "--snapshot", "snap.json", "--detailed-exitcode")[0] == 2
+    assert run("plan", "quotas", "--snapshot", "same.jsonl", "--detailed-exitcode")[0] == 0
+    code, _, err = run("plan", "--snapshot", "missing.json", "--detailed-exitcode")
+    assert code == 1 and "cannot read snapshot" in err
+
+
+def test_prune_and_json_format(repo: Path) -> None:
+    code, out, _ = run("plan", "--snapshot", "snap.json", "--prune", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["format_version"] == 1
+    assert data["alterations"][-1] == {
+        "entity": {"user": "carol"},
+        "change": "delete",
+        "ops": [{"key": "producer_byte_rate", "value": None, "remove": True, "before": 5.0}],
+    }
+    assert data["desired_digest"] and data["kquota_version"] and data["created_at"]
+
+
+def test_out_writes_a_loadable_plan(repo: Path) -> None:
+    code, _, _ = run(
+        "plan", "--snapshot", "snap.json", "--out", "plan.json", "--format", "markdown"
+    )
+    assert code == 0
+    plan = Plan.from_data(json.loads((repo / "plan.json").read_text()))
+    assert [a.entity for a in plan.alterations] == [Entity.of({"user": "alice"})]
+    assert plan.snapshot_fingerprint and plan.snapshot_fingerprint.startswith("sha256:")
+
+
+def test_guard_blocks_and_saves_nothing(repo: Path) -> None:
+    (repo / "quotas" / "main.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n"
+    )
+    code, out, err = run("plan", "--snapshot", "snap.json", "--prune", "--out", "p.json")
+    assert code == 1
+    assert "Mass-removal guard: the desired state is empty" in out
+    assert "mass-removal guard" in err and not (repo / "p.json").exists()
+    code, out, _ = run(
+        "plan", "--snapshot", "snap.json", "--prune", "--allow-mass-removal", "--detailed-exitcode"
+    )
+    assert code == 2 and "Mass-removal guard overridden" in out
+
+
+def test_principal_effects(repo: Path) -> None:
+    code, out, _ = run("plan", "--snapshot", "snap.json", "--principal", "user=alice,client-id=etl")
+    assert code == 0
+    assert "Effective quotas of the named principals:" in out
+    assert "{user=alice, client-id=etl}" in out
+
+
+def test_desired_errors_exit_1(repo: Path) -> None:
+    (repo / "quotas" / "main.yaml").write_text("apiVersion: kquota/v1\nkind: Nope\n")
+    code, _, err = run("plan", "--snapshot", "snap.json", "--detailed-exitcode")
+    assert code == 1 and "main.yaml" in err
+
+
+def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as e:
+        code = int(e.code or 0)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "--snapshot", "snap.json", "--format", "yaml", "--detailed-exitcode"],
+        ["plan", "--no-such-flag", "--detailed-exitcode"],
+        ["plan", "--principal", "usr=alice", "--snapshot", "snap.json", "--detailed-exitcode"],
+        ["plan", "--detailed-exitcode"],  # no source for the current state
+        ["plan", "--snapshot", "snap.json", "--bootstrap-server", "x:9092"],
+        ["plan", "--cluster", "prod", "--detailed-exitcode"],  # no kquota.yaml
+    ],
+)
+def test_usage_errors_exit_1_never_2(
+    repo: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _main(argv, capsys)
+    assert code == 1, err
+    assert err
+
+
+def test_main_detailed_exitcode_2(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["plan", "--snapshot", "snap.json", "--detailed-exitcode"], capsys)[0] == 2
+
+
+def test_cluster_config_supplies_paths_and_policy(repo: Path) -> None:
+    (repo / "kquota.yaml").write_text(
+        "clusters:\n  prod:\n    kafka: {bootstrap.servers: 'localhost:1'}\n"
+        "    desired: [quotas]\n    policy: {prune: true, scope: [{user: carol}, {user: alice}]}\n"
+    )
+    code, out, _ = run("plan", "--snapshot", "snap.json", "--detailed-exitcode")
+    assert code == 2
+    assert out.startswith("kquota plan for cluster prod")
+    assert "- {user=carol}" in out and "~ {user=alice}" in out
+    assert "bob" not in out and "1 declared but outside the ownership scope" in out
+
+
+def test_live_mode_without_cluster_module(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "kquota.cluster" else real(name, *a),
+    )
+    code, _, err = run("plan", "--bootstrap-server", "localhost:1")
+    assert code == 1 and "use --snapshot FILE" in err
+
+
+def test_colorize_only_marks_op_lines() -> None:
+    from kquota.cli.plan import colorize
+
+    text = "kquota plan\n\n~ {user=a}\n    + k: 1\n    - k: 2 -> (removed)\nPlan: 1 to create\n"
+    out = colorize(text)
+    assert "\x1b[32m    + k: 1\n\x1b[0m" in out and "\x1b[33m~ {user=a}\n\x1b[0m" in out
+    assert "Plan: 1 to create\n" in out and "\x1b[" not in out.split("Plan:")[1]
+
+
+def test_several_clusters_need_a_name(repo: Path) -> None:
+    (repo / "kquota.yaml").write_text(
+        "clusters:\n  a:\n    kafka: {bootstrap.servers: 'x:1'}\n"
+        "  b:\n    kafka: {bootstrap.servers: 'y:1'}\n"
+    )
+    code, _, err = run("plan", "--snapshot", "snap.json")
+    assert code == 1 and "choose one with --cluster" in err
+    assert run("plan", "--snapshot", "snap.json", "--cluster", "b")[0] == 0

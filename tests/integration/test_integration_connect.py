@@ -1,0 +1,115 @@
+"""kquota's own client against the real broker: both listeners, every SASL mechanism."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kquota.cluster import ClusterTarget, fetch_snapshot
+from kquota.devbroker.launcher import BrokerInfo
+from kquota.kafka.config import ClientConfig
+from kquota.kafka.conn import connect_any
+from kquota.kafka.errors import AuthenticationError, BrokerConnectionError
+
+pytestmark = pytest.mark.integration
+
+
+def _sasl(broker: BrokerInfo, mechanism: str, user: str, password: str) -> ClusterTarget:
+    return ClusterTarget.from_options(
+        broker.sasl_bootstrap_servers,
+        None,
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": mechanism,
+            "sasl.username": user,
+            "sasl.password": password,
+            "retries": "0",
+        },
+    )
+
+
+def test_plaintext_listener(kafka_broker: BrokerInfo) -> None:
+    target = ClusterTarget.from_options(kafka_broker.bootstrap_servers, None)
+    assert isinstance(fetch_snapshot(target), dict)
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+@pytest.mark.parametrize("user", ["admin", "alice"])
+def test_sasl_listener(kafka_broker: BrokerInfo, mechanism: str, user: str) -> None:
+    password = kafka_broker.users[user]
+    assert isinstance(fetch_snapshot(_sasl(kafka_broker, mechanism, user, password)), dict)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "message"),
+    [
+        ("PLAIN", "Authentication failed: Invalid username or password"),
+        (
+            "SCRAM-SHA-256",
+            "Authentication failed during authentication due to invalid credentials with SASL "
+            "mechanism SCRAM-SHA-256",
+        ),
+        ("SCRAM-SHA-512", "invalid credentials with SASL mechanism SCRAM-SHA-512"),
+    ],
+)
+def test_wrong_password_is_an_authentication_error(
+    kafka_broker: BrokerInfo, mechanism: str, message: str
+) -> None:
+    wrong = "Wr0ng-Pa55word"
+    with pytest.raises(AuthenticationError) as e:
+        fetch_snapshot(_sasl(kafka_broker, mechanism, "alice", wrong))
+    assert message in str(e.value)
+    assert e.value.code == 58 and e.value.name == "SASL_AUTHENTICATION_FAILED"
+    assert wrong not in str(e.value) and "alice-secret" not in str(e.value)
+
+
+def test_unknown_user_scram(kafka_broker: BrokerInfo) -> None:
+    with pytest.raises(AuthenticationError, match="invalid credentials"):
+        fetch_snapshot(_sasl(kafka_broker, "SCRAM-SHA-256", "nobody-here", "x"))
+
+
+def test_plaintext_client_on_sasl_listener_gets_a_clear_error(kafka_broker: BrokerInfo) -> None:
+    target = ClusterTarget.from_options(kafka_broker.sasl_bootstrap_servers, None, {"retries": "0"})
+    with pytest.raises(BrokerConnectionError, match="security.protocol"):
+        fetch_snapshot(target)
+
+
+def test_sasl_client_on_plaintext_listener_gets_a_clear_error(kafka_broker: BrokerInfo) -> None:
+    target = _sasl(kafka_broker, "PLAIN", "alice", "alice-secret")
+    target = ClusterTarget(tuple([kafka_broker.bootstrap_servers]), target.config)
+    with pytest.raises((BrokerConnectionError, AuthenticationError)):
+        fetch_snapshot(target)
+
+
+def test_negotiated_versions(kafka_broker: BrokerInfo) -> None:
+    async def main() -> tuple[int, int, int]:
+        conn = await connect_any([kafka_broker.bootstrap_servers], ClientConfig())
+        try:
+            return conn.version_for(48), conn.version_for(49), conn.version_for(36)
+        finally:
+            await conn.close()
+
+    assert asyncio.run(main()) == (1, 1, 2)
+
+
+def test_second_bootstrap_address_is_used(kafka_broker: BrokerInfo) -> None:
+    target = ClusterTarget.from_options(f"127.0.0.1:1,{kafka_broker.bootstrap_servers}", None)
+    assert isinstance(fetch_snapshot(target), dict)
+
+
+def test_fetch_snapshot_accepts_a_properties_target(kafka_broker: BrokerInfo) -> None:
+    """cli.options.LiveTarget hands over a properties dict (kquota.yaml's kafka: map)."""
+    from types import SimpleNamespace
+
+    target = SimpleNamespace(
+        name="dev",
+        properties={
+            "bootstrap.servers": kafka_broker.sasl_bootstrap_servers,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+            'required username="alice" password="alice-secret";',
+        },
+    )
+    assert isinstance(fetch_snapshot(target), dict)

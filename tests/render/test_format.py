@@ -1,0 +1,77 @@
+"""Number and name formatting shared by the renderers."""
+
+import pytest
+
+from kquota.model import Entity
+from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+from kquota.render import markdown
+from kquota.render.format import display_entity, display_name, number, value_with_unit
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1048576.0, "1048576"),
+        (0.1 + 0.2, "0.30000000000000004"),
+        (12.5, "12.5"),
+        (1e-05, "1e-05"),
+        (9.223372036854776e18, "9223372036854775808"),
+    ],
+)
+def test_number(value: float, text: str) -> None:
+    assert number(value) == text
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "text"),
+    [
+        ("producer_byte_rate", 1048576.0, "1048576 (1 MiB/s)"),
+        ("consumer_byte_rate", 500000.0, "500000 (488.28 KiB/s)"),
+        ("consumer_byte_rate", 1000.0, "1000 (1000 B/s)"),
+        ("producer_byte_rate", 10 * 1024.0**4, "10995116277760 (10 TiB/s)"),
+        ("request_percentage", 150.0, "150"),
+        ("connection_creation_rate", 10.0, "10"),
+    ],
+)
+def test_value_with_unit(key: str, value: float, text: str) -> None:
+    assert value_with_unit(key, value) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        (None, "<default>"),
+        ("alice", "alice"),
+        ("<default>", '"<default>"'),
+        ("", '""'),
+        ("a,b=c", '"a,b=c"'),
+        (" pad", '" pad"'),
+        ("evil\x1b[31m", "evil\\x1b[31m"),
+        ("line\nbreak", "line\\nbreak".replace("\\n", "\\x0a")),
+        ("rtl\u202eoverride", "rtl\\u202eoverride"),
+        ("back\\slash", "back\\\\slash"),
+        ("café", "café"),
+    ],
+)
+def test_display_name(name: str | None, shown: str) -> None:
+    assert display_name(name) == shown
+
+
+def test_display_entity_escapes_types_too() -> None:
+    assert display_entity(Entity.of({"user": "a", "x\x07": "b"})) == "{user=a, x\\x07=b}"
+
+
+def test_markdown_escapes_and_truncates(monkeypatch: pytest.MonkeyPatch) -> None:
+    alt = Alteration(
+        Entity.of({"user": "a|<b>"}),
+        (Op("producer_byte_rate", 1.0, False, None),),
+        ChangeKind.CREATE,
+    )
+    out = markdown.render_plan(Plan(alterations=(alt,)))
+    assert "<code>{user=a&#124;&lt;b&gt;}</code>" in out
+    monkeypatch.setattr(markdown, "MAX_ROWS", 2)
+    many = tuple(
+        Alteration(Entity.of({"user": f"u{i}"}), alt.ops, ChangeKind.CREATE) for i in range(5)
+    )
+    out = markdown.render_plan(Plan(alterations=many))
+    assert "… 3 more changes: see the JSON plan" in out

@@ -1,0 +1,242 @@
+"""GitHub Actions workflows: the project's CI and the GitOps example's plan / apply / drift.
+
+actionlint (built from the Go module proxy by scripts/actionlint) must pass on every workflow
+file; under CI=true a missing Go or actionlint fails these tests instead of skipping them.
+The YAML is also read here to hold the workflows to their promises (which events, which
+commands, least-privilege permissions, secrets only through env).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kquota.config import load_config
+from kquota.desired.loader import load_desired
+from kquota.model import Entity
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "gitops-repo"
+EXAMPLE_WORKFLOWS = EXAMPLE / ".github" / "workflows"
+PROJECT_WORKFLOWS = ROOT / ".github" / "workflows"
+ALL_WORKFLOWS = sorted(PROJECT_WORKFLOWS.glob("*.yml")) + sorted(EXAMPLE_WORKFLOWS.glob("*.yml"))
+
+
+@pytest.fixture(scope="module")
+def actionlint() -> Path:
+    """The actionlint binary, installed by scripts/actionlint on first use (~40 s)."""
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "actionlint"), "--install-only"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        message = f"actionlint cannot be installed:\n{proc.stdout}{proc.stderr}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    path = Path(proc.stdout.strip().splitlines()[-1])
+    assert path.is_file() and os.access(path, os.X_OK), path
+    return path
+
+
+def _load(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), path
+    return data
+
+
+def _on(workflow: dict[Any, Any]) -> dict[str, Any]:
+    # YAML 1.1 (PyYAML) reads the bare key `on` as the boolean True.
+    triggers = workflow.get("on", workflow.get(True))
+    if isinstance(triggers, str):
+        return {triggers: None}
+    if isinstance(triggers, list):
+        return dict.fromkeys(triggers)
+    assert isinstance(triggers, dict)
+    return triggers
+
+
+def _steps(workflow: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for job in workflow["jobs"].values():
+        yield from job.get("steps", [])
+
+
+def _runs(workflow: dict[str, Any]) -> str:
+    return "\n".join(step.get("run", "") for step in _steps(workflow))
+
+
+def _strings(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _strings(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _strings(v, (*path, i))
+    elif isinstance(node, str):
+        yield path, node
+
+
+# --- actionlint -----------------------------------------------------------------------------
+
+
+def test_every_workflow_passes_actionlint(actionlint: Path) -> None:
+    assert len(ALL_WORKFLOWS) >= 4, ALL_WORKFLOWS
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "actionlint")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_rejects_a_broken_workflow(actionlint: Path, tmp_path: Path) -> None:
+    # Proves the lint step can fail: an undefined context and a bad runner label.
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: push\n"
+        "jobs:\n"
+        "  a:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - run: echo ${{ nosuchcontext.value }}\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run([str(actionlint), str(bad)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "nosuchcontext" in proc.stdout
+
+
+# --- every workflow -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ALL_WORKFLOWS, ids=lambda p: p.parent.parent.parent.name + "/" + p.name
+)
+def test_workflow_hygiene(path: Path) -> None:
+    workflow = _load(path)
+    # Least privilege: the default token is read-only unless a job asks for more.
+    assert workflow.get("permissions") == {"contents": "read"}, path
+    for name, job in workflow["jobs"].items():
+        assert "timeout-minutes" in job, f"{path.name}: job {name} has no timeout"
+        for perm, level in job.get("permissions", {}).items():
+            assert level in ("read", "write", "none"), (name, perm, level)
+    # Actions pinned to a major version (a tag that only moves within that major).
+    for step in _steps(workflow):
+        if "uses" in step:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+", step["uses"]), step["uses"]
+    # Secrets only reach a step through env, never inline in a script or an action input.
+    for where, value in _strings(workflow):
+        if "secrets." in value:
+            assert len(where) >= 2 and where[-2] == "env", f"{path.name}: secret used at {where}"
+
+
+# --- the example's workflows ----------------------------------------------------------------
+
+
+def test_plan_runs_on_pull_requests_and_posts_a_comment() -> None:
+    plan = _load(EXAMPLE_WORKFLOWS / "plan.yml")
+    assert "pull_request" in _on(plan)
+    runs = _runs(plan)
+    assert "kquota validate" in runs
+    assert re.search(r"kquota plan --cluster \S+ --format markdown --out \S+", runs)
+    assert "--detailed-exitcode" in runs
+    assert "gh pr comment" in runs
+    (job,) = plan["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert len(uploads) == 1 and uploads[0]["with"]["path"] == "plans/"
+    assert plan["concurrency"]["cancel-in-progress"] is True
+
+
+def test_apply_runs_on_push_to_main_with_auto_approve_and_never_races() -> None:
+    apply = _load(EXAMPLE_WORKFLOWS / "apply.yml")
+    assert _on(apply)["push"]["branches"] == ["main"]
+    applies = [line for line in _runs(apply).splitlines() if line.startswith("kquota apply")]
+    assert len(applies) == 2
+    for line in applies:
+        assert re.match(r"kquota apply \S+\.json ", line)
+        assert "--auto-approve" in line and "--audit-topic" in line
+    # One apply at a time, and a queued one never cancels a running one.
+    assert apply["concurrency"] == {"group": "kquota-apply", "cancel-in-progress": False}
+    # Write credentials come from protected environments, prod after staging.
+    assert apply["jobs"]["apply-staging"]["environment"] == "kafka-staging"
+    assert apply["jobs"]["apply-prod"]["environment"] == "kafka-prod"
+    assert apply["jobs"]["apply-prod"]["needs"] == "apply-staging"
+
+
+def test_drift_runs_nightly_and_reports_to_an_issue() -> None:
+    drift = _load(EXAMPLE_WORKFLOWS / "drift.yml")
+    triggers = _on(drift)
+    assert triggers["schedule"] and all("cron" in s for s in triggers["schedule"])
+    assert "workflow_dispatch" in triggers
+    runs = _runs(drift)
+    assert "kquota drift --all --format markdown" in runs
+    assert "gh issue create" in runs and "gh issue edit" in runs
+    (job,) = drift["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "issues": "write"}
+    # The issue step runs on drift (exit 2) only.
+    conditions = [s.get("if", "") for s in job["steps"]]
+    assert "steps.drift.outputs.status == '2'" in conditions
+
+
+def test_every_secret_kquota_yaml_needs_is_provided_by_the_workflows() -> None:
+    config = load_config(EXAMPLE / "kquota.yaml")
+    raw = [v for cluster in config.clusters.values() for v in cluster.kafka.values()]
+    needed = {name for value in raw for name in re.findall(r"\$\{([A-Z0-9_]+)\}", value)}
+    assert needed == {
+        "KQUOTA_STAGING_USERNAME",
+        "KQUOTA_STAGING_PASSWORD",
+        "KQUOTA_PROD_USERNAME",
+        "KQUOTA_PROD_PASSWORD",
+    }
+    for name in ("plan.yml", "drift.yml"):
+        provided = {k for s in _steps(_load(EXAMPLE_WORKFLOWS / name)) for k in s.get("env", {})}
+        assert needed <= provided, (name, needed - provided)
+    apply = _load(EXAMPLE_WORKFLOWS / "apply.yml")
+    for job, cluster in (("apply-staging", "STAGING"), ("apply-prod", "PROD")):
+        provided = {k for s in apply["jobs"][job]["steps"] for k in s.get("env", {})}
+        # Each apply job sees exactly its own cluster's credentials.
+        assert needed & provided == {
+            f"KQUOTA_{cluster}_USERNAME",
+            f"KQUOTA_{cluster}_PASSWORD",
+        }
+
+
+# --- the example repository itself ---------------------------------------------------------
+
+
+def test_example_config_and_quotas_load() -> None:
+    config = load_config(EXAMPLE / "kquota.yaml")
+    assert sorted(config.clusters) == ["prod", "staging"]
+    for name, cluster in config.clusters.items():
+        assert cluster.audit_topic == "kquota-audit"
+        assert cluster.kafka["sasl.password"].startswith("${"), "secrets stay out of the file"
+        desired = load_desired(cluster.desired_paths())
+        assert desired.quotas, name
+        policy = cluster.policy.to_policy()
+        # Everything declared is inside the cluster's own scope (else plan reports a mistake).
+        assert all(policy.in_scope(entity) for entity in desired.quotas), name
+    staging = load_desired(config.cluster("staging").desired_paths()).quotas
+    assert staging[Entity.of({"user": "alice", "client-id": None})] == {
+        "producer_byte_rate": 1048576.0
+    }
+
+
+def test_example_quota_files_use_the_canonical_form() -> None:
+    files = sorted((EXAMPLE / "quotas").glob("*/*.yaml"))
+    assert {f.parent.name for f in files} == {"staging", "prod"}
+    for f in files:
+        doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+        assert doc["apiVersion"] == "kquota/v1" and doc["kind"] == "ClientQuotas", f
+        assert all(set(q) == {"match", "set"} for q in doc["quotas"]), f
