@@ -44,6 +44,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from kquota import __version__
 from kquota.errors import KquotaError
 from kquota.model import Entity
+from kquota.secrets import is_secret
 
 CONTENT_TYPE = "application/json"
 ALTERED = "quota.altered"
@@ -309,12 +310,6 @@ _JAVA_ONLY_REFUSED = {
 # The producer's own guarantees: never taken from the user's properties.
 _FORCED = {"enable.idempotence": "true", "acks": "all"}
 _JAAS_FIELD = re.compile(r'\b(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
-_SECRET_WORDS = ("password", "secret", "token", "key", "jaas")
-
-
-def _is_secret(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in _SECRET_WORDS)
 
 
 def producer_config(
@@ -374,7 +369,7 @@ class _Scrubber:
     """_Scrubber replaces known secret values in text; applied to every outgoing message."""
 
     def __init__(self, config: Mapping[str, Any], extra: Iterable[str] = ()) -> None:
-        values = {str(v) for k, v in config.items() if _is_secret(k) and str(v)}
+        values = {str(v) for k, v in config.items() if is_secret(k) and str(v)}
         values.update(s for s in extra if s)
         # Longest first, so a secret containing another secret is replaced whole.
         self._secrets = sorted(values, key=len, reverse=True)
@@ -428,7 +423,7 @@ class AuditPublisher:
         self.topic = topic
         config = _map_config(producer_config, timeout)
         self._scrub = _Scrubber(
-            producer_config, extra=(v for k, v in config.items() if _is_secret(k))
+            producer_config, extra=(v for k, v in config.items() if is_secret(k))
         )
         self._logger = _ScrubbingLogger(self._scrub)
         self._client_error: str | None = None

@@ -61,10 +61,15 @@ class ClusterTarget:
 
 def fetch_snapshot(target: ClusterTarget | HasProperties) -> QuotaState:
     """fetch_snapshot describes every quota of the cluster (describe-all, ip entities too)."""
+    return fetch_snapshot_and_id(target)[0]
+
+
+def fetch_snapshot_and_id(target: ClusterTarget | HasProperties) -> tuple[QuotaState, str | None]:
+    """fetch_snapshot_and_id also returns the cluster id, over the same connection."""
     if not isinstance(target, ClusterTarget):
         target = ClusterTarget.from_options(None, None, target.properties)
     with target.admin() as admin:
-        return admin.describe_all()
+        return admin.describe_all(), admin.cluster_id()
 
 
-__all__ = ["ClusterTarget", "HasProperties", "fetch_snapshot", "redact"]
+__all__ = ["ClusterTarget", "HasProperties", "fetch_snapshot", "fetch_snapshot_and_id", "redact"]

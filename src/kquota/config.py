@@ -49,25 +49,19 @@ from kquota.plan.policy import (
     Policy,
     ScopeMatch,
 )
+from kquota.secrets import mask
 
 CONFIG_FILENAME = "kquota.yaml"
-_SECRET_WORDS = ("password", "secret", "token", "key")
 _ENV_REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-MASK = "***"
 
 
 class ConfigError(KquotaError):
     """ConfigError: kquota.yaml is unreadable or invalid; the message has file:line."""
 
 
-def is_secret_property(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in _SECRET_WORDS)
-
-
 def mask_properties(props: Mapping[str, str]) -> dict[str, str]:
     """mask_properties hides the values of secret-looking keys, for printing."""
-    return {k: MASK if is_secret_property(k) else v for k, v in props.items()}
+    return mask(props)
 
 
 class _Strict(BaseModel):

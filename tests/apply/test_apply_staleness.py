@@ -73,3 +73,26 @@ def test_unconverged_lists_entities_not_yet_reflected() -> None:
     assert unconverged(p.alterations, done) == []
     half = {ALICE: {"producer_byte_rate": 2048.0, "consumer_byte_rate": 1.0}, BOB: done[BOB]}
     assert unconverged(p.alterations, half) == [ALICE]
+
+
+def test_a_partly_applied_plan_is_not_stale_and_says_what_is_done() -> None:
+    snapshot = {ALICE: {"producer_byte_rate": 1024.0, "consumer_byte_rate": 3.0}}
+    p = _plan(snapshot)
+    # ALICE was committed before a connection cut (its consumer_byte_rate removed, as the
+    # plan owns the entity whole); BOB was not.
+    current = {ALICE: {"producer_byte_rate": 2048.0}}
+    assert check_not_stale(p, current, "c-1") == {ALICE}
+    fully = {ALICE: {"producer_byte_rate": 2048.0}, BOB: {"request_percentage": 50.0}}
+    assert check_not_stale(p, fully, "c-1") == {ALICE, BOB}
+
+
+def test_an_applied_entity_whose_other_keys_moved_is_still_stale() -> None:
+    snapshot = {ALICE: {"producer_byte_rate": 1024.0}, IP: {"connection_creation_rate": 1.0}}
+    desired = {ALICE: {"producer_byte_rate": 2048.0, "request_percentage": 5.0}}
+    p = replace(make_plan(desired, snapshot, Policy()), cluster_id="c-1")
+    check_not_stale(p, {ALICE: {"producer_byte_rate": 2048.0, "request_percentage": 5.0}}, "c-1")
+    with pytest.raises(StalePlanError) as e:
+        # The plan's ops show, but a key the plan does not touch appeared since.
+        moved = {"producer_byte_rate": 2048.0, "request_percentage": 5.0, "consumer_byte_rate": 7.0}
+        check_not_stale(p, {ALICE: moved}, "c-1")
+    assert "other keys of its entities changed" in str(e.value)

@@ -161,17 +161,10 @@ def test_cluster_config_supplies_paths_and_policy(repo: Path) -> None:
     assert "bob" not in out and "1 declared but outside the ownership scope" in out
 
 
-def test_live_mode_without_cluster_module(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == "kquota.cluster" else real(name, *a),
-    )
-    code, _, err = run("plan", "--bootstrap-server", "localhost:1")
-    assert code == 1 and "use --snapshot FILE" in err
+def test_live_mode_against_a_closed_port_is_a_clean_error(repo: Path) -> None:
+    code, _, err = run("plan", "--bootstrap-server", "127.0.0.1:1")
+    assert code == 1
+    assert "127.0.0.1:1" in err and "Traceback" not in err
 
 
 def test_colorize_only_marks_op_lines() -> None:

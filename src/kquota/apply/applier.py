@@ -25,6 +25,10 @@ from kquota.model import Entity, QuotaState
 from kquota.plan.types import Alteration, Plan
 
 DEFAULT_BATCH_SIZE = 2000
+SETTLE_TIMEOUT = 5.0
+"""How long to watch for the batch that was in flight when a connection broke: a committed
+batch shows within this on a healthy cluster; one that never reached the controller never
+shows, and waiting the full verify timeout for it would only delay the report."""
 
 
 class AlterResult(Protocol):
@@ -66,6 +70,7 @@ class ApplyReport:
     not_attempted: list[Entity] = field(default_factory=list)
     unconverged: list[Entity] = field(default_factory=list)
     interrupted: str | None = None
+    already_applied: list[Entity] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -106,11 +111,13 @@ def apply_plan(
     verify_timeout: float = 15.0,
     poll_interval: float = 0.25,
     connection_errors: tuple[type[BaseException], ...] = (),
+    already_applied: frozenset[Entity] = frozenset(),
 ) -> ApplyReport:
     """apply_plan applies ``plan`` through ``admin`` and reports per entity.
 
     ``connection_errors`` are the exceptions that mean "the connection broke" (the caller's
     transport types); they end the commit phase with a report instead of a traceback.
+    ``already_applied`` entities (a re-run after an interrupted apply) are not sent again.
     """
     report = ApplyReport()
     if plan.empty:
@@ -120,7 +127,10 @@ def apply_plan(
             f"{plan.guard_violation}; nothing was applied (re-plan with --allow-mass-removal "
             "if this is intended)"
         )
-    alterations = list(plan.alterations)
+    alterations = [a for a in plan.alterations if a.entity not in already_applied]
+    report.already_applied = [a.entity for a in plan.alterations if a.entity in already_applied]
+    if not alterations:
+        return report
     requests = to_admin_alterations(alterations)
 
     report.validation_failures = _failures(admin.alter(requests, validate_only=True))
@@ -149,7 +159,8 @@ def apply_plan(
             progress(len(batch))
 
     if report.uncertain and report.interrupted:
-        _settle_uncertain(admin, report, alterations, connection_errors)
+        settle = min(verify_timeout, SETTLE_TIMEOUT)
+        _settle_uncertain(admin, report, alterations, connection_errors, settle, poll_interval)
     if report.committed:
         try:
             report.unconverged = _verify(admin, report.committed, verify_timeout, poll_interval)
@@ -164,16 +175,17 @@ def _settle_uncertain(
     report: ApplyReport,
     alterations: list[Alteration],
     connection_errors: tuple[type[BaseException], ...],
+    timeout: float,
+    interval: float,
 ) -> None:
     """_settle_uncertain asks the cluster whether the batch in flight when the connection
     broke was committed; entities it shows fully applied count as committed."""
-    try:
-        current = admin.describe_all()
-    except connection_errors:
-        return
     uncertain = set(report.uncertain)
     in_flight = [a for a in alterations if a.entity in uncertain]
-    still = set(unconverged(in_flight, current))
+    try:
+        still = set(_verify(admin, in_flight, timeout, interval))
+    except connection_errors:
+        return
     report.committed.extend(a for a in in_flight if a.entity not in still)
     report.uncertain = [e for e in report.uncertain if e in still]
 

@@ -20,6 +20,8 @@ from kquota.errors import KquotaError
 _COMMANDS: dict[str, str] = {
     "dev-broker": "kquota.cli.dev_broker",
     "fleet": "kquota.cli.fleet",
+    "apply": "kquota.cli.apply",
+    "drift": "kquota.cli.drift",
     "describe": "kquota.cli.describe",
     "alter": "kquota.cli.alter",
     "validate": "kquota.cli.validate",

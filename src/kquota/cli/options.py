@@ -1,4 +1,4 @@
-"""Targeting options shared by plan, resolve, export (and later apply, drift).
+"""Targeting options shared by plan, resolve, export, apply and drift.
 
 Where the current state comes from, in order:
 
@@ -14,14 +14,12 @@ When ``kquota.yaml`` defines exactly one cluster and neither ``--cluster`` nor
 needs no flags. With several clusters, one must be named (its policy would otherwise be
 silently replaced by the defaults).
 
-Live describes go through ``kquota.cluster.fetch_snapshot(LiveTarget)``, imported only when
-needed so offline commands never load the Kafka layer.
+Live describes go through ``kquota.cluster``, imported only when needed so offline commands
+never load the Kafka layer.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +28,7 @@ from typing import Any, TypeVar
 import click
 
 from kquota.config import ClusterConfig, ProjectConfig, find_config, load_config, mask_properties
-from kquota.errors import KquotaError, UsageError
+from kquota.errors import UsageError
 from kquota.model import QuotaState
 from kquota.plan.policy import Policy
 
@@ -101,44 +99,25 @@ class Targeting:
 
     def load_state(self) -> QuotaState:
         """load_state reads the snapshot file, or describes the live cluster."""
+        return self.load_state_and_id()[0]
+
+    def load_state_and_id(self) -> tuple[QuotaState, str | None]:
+        """load_state_and_id also gives the live cluster's id (None for a snapshot file)."""
         if self.snapshot_path is not None:
             from kquota.snapshot import read_snapshot
 
-            return read_snapshot(self.snapshot_path)
-        return fetch_live(self.live_target())
+            return read_snapshot(self.snapshot_path), None
+        # Imported here so that offline commands never load the Kafka layer.
+        from kquota.cluster import fetch_snapshot_and_id
 
-
-def fetch_live(target: LiveTarget) -> QuotaState:
-    """fetch_live describes every quota of a live cluster via ``kquota.cluster``."""
-    if importlib.util.find_spec("kquota.cluster") is None:
-        raise KquotaError(
-            "live cluster access is not available in this build yet; "
-            "use --snapshot FILE (a `describe --format json` file)"
-        )
-    module = importlib.import_module("kquota.cluster")
-    fetch: Callable[[LiveTarget], QuotaState] = module.fetch_snapshot
-    return fetch(target)
+        return fetch_snapshot_and_id(self.live_target())
 
 
 def read_properties(path: Path) -> dict[str, str]:
-    """read_properties reads a Java properties file (``key=value``, ``key: value``, # comments).
+    """read_properties reads a --command-config file (Java properties, as Kafka's tools do)."""
+    from kquota.kafka.config import read_properties as read_java_properties
 
-    Enough of the format for client configs: no line continuations or unicode escapes.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read --command-config: {e.strerror or e}") from None
-    props: dict[str, str] = {}
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if cut <= 0:
-            raise UsageError(f"{path}:{lineno}: expected key=value")
-        props[line[:cut].strip()] = line[cut + 1 :].strip()
-    return props
+    return read_java_properties(path)
 
 
 def targeting_options(f: F) -> F:

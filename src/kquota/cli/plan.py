@@ -109,11 +109,12 @@ def command(
         config_path=config_path,
     )
     desired = load_desired_quotas(target.desired_paths(paths))
-    state = target.load_state()
+    state, cluster_id = target.load_state_and_id()
     policy = target.policy(prune=prune, allow_mass_removal=allow_mass_removal)
     plan = LocalEngine().plan(desired.quotas, state, policy, target.label)
     plan = dataclasses.replace(
         plan,
+        cluster_id=cluster_id,
         desired_digest=desired.digest,
         kquota_version=__version__,
         created_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from kquota.errors import UsageError
+from kquota.secrets import MASK, mask
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
@@ -78,11 +79,6 @@ _JAVA_ONLY = {
     "sasl.kerberos.service.name": "GSSAPI (Kerberos) is not supported",
 }
 
-_SECRET_KEYS = frozenset(
-    {"sasl.password", "sasl.jaas.config", "sasl.oauthbearer.token", "ssl.key.password"}
-)
-MASK = "***"
-
 _JAAS_MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": ("PLAIN",),
     "org.apache.kafka.common.security.scram.ScramLoginModule": ("SCRAM-SHA-256", "SCRAM-SHA-512"),
@@ -90,14 +86,9 @@ _JAAS_MODULES = {
 _JAAS_FLAGS = ("required", "requisite", "sufficient", "optional")
 
 
-def is_secret(key: str) -> bool:
-    """is_secret says whether a property's value must never be shown."""
-    return key in _SECRET_KEYS or any(w in key.lower() for w in ("password", "secret", "token"))
-
-
 def redact(props: Mapping[str, str]) -> dict[str, str]:
     """redact masks secret values, for printing a properties map."""
-    return {k: MASK if is_secret(k) else v for k, v in props.items()}
+    return mask(props)
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,6 +117,7 @@ class BrokerConnection:
         self._max_frame = max_frame_bytes
         self._next_id = 1
         self._pending: dict[int, _Pending] = {}
+        self._answered = False
         self._error: KafkaError | None = None
         self.broker_versions: dict[int, tuple[int, int]] = {}
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
@@ -292,12 +293,18 @@ class BrokerConnection:
                     ) from None
                 if not pending.future.done():
                     pending.future.set_result(body)
+                self._answered = True
         except asyncio.IncompleteReadError as e:
             what = "mid-frame" if e.partial else ""
+            # Before any answer, a close is most often a protocol mismatch; after, a cut.
+            hint = (
+                ""
+                if self._answered
+                else " (wrong security.protocol for this listener, or the broker dropped us)"
+            )
             self._fail(
                 BrokerConnectionError(
-                    f"{self.address} closed the connection {what}".rstrip()
-                    + " (wrong security.protocol for this listener, or the broker dropped us)"
+                    f"{self.address} closed the connection {what}".rstrip() + hint
                 )
             )
         except BrokerConnectionError as e:

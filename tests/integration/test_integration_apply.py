@@ -1,0 +1,326 @@
+"""apply and drift against the real broker: the whole GitOps loop, its safety nets and faults.
+
+Every test owns a user-name prefix and a kquota.yaml whose ownership scope is that prefix, so
+tests share the session's broker without seeing each other's entities.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fake_proxy import FaultProxy
+
+from conftest import KafkaConfigsTool
+from kquota.cli.main import main
+from kquota.devbroker.launcher import BrokerInfo
+from kquota.kafka.admin import QuotaAdmin
+from kquota.model import Entity, QuotaState
+
+pytestmark = pytest.mark.integration
+
+HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+
+
+@dataclass
+class Repo:
+    root: Path
+    prefix: str
+    broker: BrokerInfo
+    capsys: pytest.CaptureFixture[str]
+
+    def write(self, entries: list[str], name: str = "main.yaml") -> None:
+        body = "".join(f"  - {e}\n" for e in entries) if entries else ""
+        text = HEADER + body if entries else HEADER.replace("quotas:\n", "quotas: []\n")
+        (self.root / "quotas" / name).write_text(text)
+
+    def kquota(self, *argv: str) -> tuple[int, str, str]:
+        try:
+            main(list(argv))
+            code = 0
+        except SystemExit as e:
+            code = int(e.code or 0)
+        out, err = self.capsys.readouterr()
+        return code, out, err
+
+    def state(self, bootstrap: str | None = None) -> QuotaState:
+        with QuotaAdmin(bootstrap or self.broker.bootstrap_servers) as admin:
+            return {
+                e: v
+                for e, v in admin.describe_all().items()
+                if any(n is not None and n.startswith(self.prefix) for _, n in e.parts)
+            }
+
+    def user(self, name: str, client: str | None | bool = False) -> Entity:
+        parts: dict[str, str | None] = {"user": f"{self.prefix}{name}"}
+        if client is not False:
+            parts["client-id"] = client  # type: ignore[assignment]
+        return Entity.of(parts)
+
+
+def _config(broker: BrokerInfo, prefix: str, extra_policy: str = "") -> str:
+    return (
+        "clusters:\n"
+        "  local:\n"
+        f"    kafka: {{bootstrap.servers: '{broker.bootstrap_servers}'}}\n"
+        "    desired: [quotas]\n"
+        f"    policy: {{prune: true, scope: [{{user: '{prefix}*'}}, "
+        f"{{user: '{prefix}*', client-id: '*'}}]{extra_policy}}}\n"
+    )
+
+
+@pytest.fixture()
+def repo(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kafka_broker: BrokerInfo,
+    capsys: pytest.CaptureFixture[str],
+) -> Iterator[Repo]:
+    prefix = f"t{secrets.token_hex(3)}-"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "kquota.yaml").write_text(_config(kafka_broker, prefix))
+    yield Repo(tmp_path, prefix, kafka_broker, capsys)
+
+
+def _eventually(check: object, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            assert check()  # type: ignore[operator]
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def test_validate_plan_apply_then_drift_repair(
+    repo: Repo, kafka_configs_tool: KafkaConfigsTool
+) -> None:
+    p = repo.prefix
+    repo.write(
+        [
+            f"{{match: {{user: {p}alice}}, set: {{producer_byte_rate: 1MiB}}}}",
+            f"{{match: {{user: {p}bob, client-id: <default>}}, set: {{request_percentage: 25.5}}}}",
+            f"{{match: {{user: {p}carol, client-id: etl}}, set: {{consumer_byte_rate: 2048}}}}",
+        ]
+    )
+    assert repo.kquota("validate")[0] == 0
+    code, out, _ = repo.kquota("plan", "--detailed-exitcode")
+    assert code == 2 and f"+ {{user={p}alice}}" in out
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 0, out + err
+    assert "committed 3 of 3 entities" in out and "verified" in out
+    assert repo.state() == {
+        repo.user("alice"): {"producer_byte_rate": 1048576.0},
+        repo.user("bob", None): {"request_percentage": 25.5},
+        repo.user("carol", "etl"): {"consumer_byte_rate": 2048.0},
+    }
+    assert repo.kquota("drift")[0] == 0
+
+    # Kafka's own tool changes a value out of band: drift sees it, plan and apply repair it.
+    kafka_configs_tool("--alter", "--add-config", "producer_byte_rate=5", "--user", f"{p}alice")
+    _eventually(lambda: repo.state()[repo.user("alice")] == {"producer_byte_rate": 5.0})
+    code, out, _ = repo.kquota("drift")
+    assert code == 2
+    assert "value_changed: producer_byte_rate: cluster 5 (5 B/s), desired 1048576" in out
+    code, out, _ = repo.kquota("drift", "--format", "prometheus")
+    assert code == 2 and 'kquota_drift_in_sync{cluster="local"} 0' in out
+    code, out, _ = repo.kquota("apply", "--auto-approve")
+    assert code == 0 and "committed 1 of 1 entities" in out
+    assert repo.kquota("drift")[0] == 0
+    out = kafka_configs_tool("--describe", "--user", f"{p}alice").stdout
+    assert "producer_byte_rate=1048576.0" in out
+
+
+def test_saved_plan_applies_once_and_a_rerun_is_a_no_op(repo: Repo) -> None:
+    p = repo.prefix
+    repo.write([f"{{match: {{user: {p}dan}}, set: {{producer_byte_rate: 4096}}}}"])
+    code, _, err = repo.kquota("plan", "--out", "plan.json")
+    assert code == 0, err
+    saved = json.loads(Path("plan.json").read_text())
+    assert saved["cluster"] == "local" and saved["cluster_id"] == repo.broker.cluster_id
+    assert saved["snapshot_fingerprint"].startswith("sha256:")
+    code, out, err = repo.kquota("apply", "plan.json", "--auto-approve")
+    assert code == 0, out + err
+    assert repo.state() == {repo.user("dan"): {"producer_byte_rate": 4096.0}}
+    code, out, _ = repo.kquota("apply", "plan.json", "--auto-approve")
+    assert code == 0 and "1 already applied by an earlier run" in out
+
+
+def test_stale_saved_plan_is_refused_and_nothing_is_written(
+    repo: Repo, kafka_configs_tool: KafkaConfigsTool
+) -> None:
+    p = repo.prefix
+    repo.write(
+        [
+            f"{{match: {{user: {p}erin}}, set: {{producer_byte_rate: 4096}}}}",
+            f"{{match: {{user: {p}fay}}, set: {{producer_byte_rate: 8192}}}}",
+        ]
+    )
+    assert repo.kquota("plan", "--out", "plan.json")[0] == 0
+    kafka_configs_tool("--alter", "--add-config", "producer_byte_rate=7", "--user", f"{p}erin")
+    _eventually(lambda: repo.user("erin") in repo.state())
+    code, out, err = repo.kquota("apply", "plan.json", "--auto-approve")
+    assert code == 1
+    assert "saved plan is stale" in err and "producer_byte_rate was unset, now 7" in err
+    assert repo.state() == {repo.user("erin"): {"producer_byte_rate": 7.0}}
+
+
+def test_plan_for_another_cluster_is_refused(
+    repo: Repo, kafka_broker_with_authorizer: BrokerInfo
+) -> None:
+    p = repo.prefix
+    repo.write([f"{{match: {{user: {p}gus}}, set: {{producer_byte_rate: 4096}}}}"])
+    assert repo.kquota("plan", "--out", "plan.json")[0] == 0
+    other = kafka_broker_with_authorizer
+    Path("admin.properties").write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        f"sasl.username={other.username}\nsasl.password={other.password}\n"
+    )
+    code, _, err = repo.kquota(
+        "apply", "plan.json", "--auto-approve",
+        "--bootstrap-server", other.sasl_bootstrap_servers, "--command-config", "admin.properties",
+    )  # fmt: skip
+    assert code == 1
+    assert f"made for cluster id {repo.broker.cluster_id}" in err
+    assert other.cluster_id in err and other.password not in err
+    with QuotaAdmin(other.bootstrap_servers) as admin:
+        assert repo.user("gus") not in admin.describe_all()
+
+
+def test_validate_only_failure_commits_nothing(repo: Repo) -> None:
+    p = repo.prefix
+    repo.write(
+        [
+            f"{{match: {{user: {p}hal}}, set: {{producer_byte_rate: 4096}}}}",
+            f"{{match: {{user: {p}ivy}}, set: {{producer_byte_rate: 8192}}}}",
+        ]
+    )
+    assert repo.kquota("plan", "--out", "plan.json")[0] == 0
+    # A plan file edited by hand: the broker, not kquota's loader, must catch this value.
+    data = json.loads(Path("plan.json").read_text())
+    data["alterations"][1]["ops"][0]["value"] = 1.5
+    Path("plan.json").write_text(json.dumps(data))
+    code, out, _ = repo.kquota("apply", "plan.json", "--auto-approve")
+    assert code == 1
+    assert "validate-only pass failed for 1 of 2 entities; nothing was committed" in out
+    assert "INVALID_REQUEST: producer_byte_rate cannot be a fractional value." in out
+    time.sleep(0.5)
+    assert repo.state() == {}
+
+
+def test_mass_removal_guard_stops_an_apply(repo: Repo) -> None:
+    p = repo.prefix
+    repo.write(
+        [f"{{match: {{user: {p}m{i}}}, set: {{consumer_byte_rate: {i + 1}}}}}" for i in range(12)]
+    )
+    assert repo.kquota("apply", "--auto-approve")[0] == 0
+    _eventually(lambda: len(repo.state()) == 12)
+    repo.write([])
+    code, _, err = repo.kquota("apply", "--auto-approve")
+    assert code == 1 and "mass-removal guard" in err and "nothing was applied" in err
+    assert len(repo.state()) == 12
+    code, out, _ = repo.kquota("apply", "--auto-approve", "--allow-mass-removal")
+    assert code == 0 and "committed 12 of 12" in out
+    assert repo.state() == {}
+
+
+def test_apply_without_a_terminal_needs_auto_approve(repo: Repo) -> None:
+    repo.write([f"{{match: {{user: {repo.prefix}jo}}, set: {{producer_byte_rate: 1}}}}"])
+    code, _, err = repo.kquota("apply")
+    assert code == 1 and "--auto-approve" in err
+    assert repo.state() == {}
+
+
+def _proxy_config(proxy: FaultProxy, retries: int, backoff_ms: int = 100) -> str:
+    Path("proxy.properties").write_text(f"retries={retries}\nretry.backoff.ms={backoff_ms}\n")
+    return "proxy.properties"
+
+
+def test_cut_connection_mid_apply_reports_and_a_rerun_converges(repo: Repo) -> None:
+    p = repo.prefix
+    repo.write(
+        [
+            f"{{match: {{user: {p}c{i:03d}}}, set: {{producer_byte_rate: {i + 1}}}}}"
+            for i in range(300)
+        ]
+    )
+    (repo.root / "kquota.yaml").write_text(_config(repo.broker, p, ", max_removals: 1000"))
+    with FaultProxy(repo.broker.bootstrap_servers, lifetime=120) as proxy:
+        conf = _proxy_config(proxy, retries=0)
+        # AlterClientQuotas frames: 1 = validate-only, 2.. = commit batches of 100. The third
+        # reaches the broker, then the connection dies before its answer.
+        proxy.cut_at_frame(3, api_key=49, deliver=True)
+        code, out, err = repo.kquota(
+            "apply", "--auto-approve", "--batch-size", "100",
+            "--bootstrap-server", proxy.address, "--command-config", conf,
+        )  # fmt: skip
+        assert proxy.fired.is_set()
+    assert code == 1, out + err
+    assert "the connection broke" in out
+    assert "committed 200 of 300 entities" in out, out[out.find("Plan:") :]
+    assert "100 entities were not attempted" in out
+    _eventually(lambda: len(repo.state()) == 200)
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 0 and "committed 100 of 100 entities" in out, out + err
+    assert len(repo.state()) == 300
+    assert repo.kquota("drift")[0] == 0
+
+
+def test_a_broker_unreachable_for_a_moment_is_retried(repo: Repo) -> None:
+    repo.write([f"{{match: {{user: {repo.prefix}kim}}, set: {{producer_byte_rate: 10}}}}"])
+    with FaultProxy(repo.broker.bootstrap_servers, lifetime=60) as proxy:
+        conf = _proxy_config(proxy, retries=8, backoff_ms=200)
+        proxy.refuse_for(1.5)  # as while a broker restarts
+        code, out, err = repo.kquota(
+            "apply", "--auto-approve", "--bootstrap-server", proxy.address, "--command-config", conf
+        )
+    assert code == 0, out + err
+    assert repo.state() == {repo.user("kim"): {"producer_byte_rate": 10.0}}
+
+
+def test_apply_publishes_confirmed_audit_events(repo: Repo) -> None:
+    from confluent_kafka import Consumer
+
+    p = repo.prefix
+    topic = f"audit-{p}x"
+    repo.write(
+        [f"{{match: {{user: {p}lu, client-id: <default>}}, set: {{producer_byte_rate: 64}}}}"]
+    )
+    code, out, err = repo.kquota("apply", "--auto-approve", "--audit-topic", topic)
+    assert code == 0, out + err
+    assert f"audit: 1 events confirmed on topic {topic}" in out
+    consumer = Consumer(
+        {
+            "bootstrap.servers": repo.broker.bootstrap_servers,
+            "group.id": f"g-{p}",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 30
+        msg = None
+        while msg is None and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                msg = m
+    finally:
+        consumer.close()
+    assert msg is not None
+    value = json.loads(msg.value())
+    assert value["entity"] == {"user": f"{p}lu", "client-id": None}
+    assert value["ops"] == [
+        {"key": "producer_byte_rate", "before": None, "after": 64.0, "remove": False}
+    ]
+    headers = dict(msg.headers())
+    assert headers["event-type"] == b"quota.altered"
+    assert headers["content-type"] == b"application/json"
+    assert headers["plan-id"].decode() == value["plan_id"]
