@@ -31,6 +31,8 @@ from kquota.model import CLIENT_ID, USER, Entity, QuotaState, QuotaValues, sorte
 from kquota.plan.fingerprint import snapshot_fingerprint
 
 SNAPSHOT_FORMAT_VERSION = 1
+SNAPSHOT_META = ("cluster", "cluster_id", "captured_at")
+"""Optional metadata ``kquota snapshot`` records: top-level in JSON, on every JSON Lines row."""
 SnapshotFormat = Literal["json", "jsonl"]
 
 __all__ = [
@@ -83,7 +85,7 @@ def parse_snapshot(data: bytes, name: str = "<snapshot>") -> QuotaState:
 def _parse_document(doc: Any, data: bytes, name: str) -> QuotaState:
     if not isinstance(doc, dict):
         raise SnapshotError(f"{name}:1: expected a JSON object with format_version and entries")
-    unknown = set(doc) - {"format_version", "entries", "cluster", "cluster_id", "captured_at"}
+    unknown = set(doc) - {"format_version", "entries", *SNAPSHOT_META}
     if unknown:
         raise SnapshotError(f"{name}:1: unknown top-level field(s): {', '.join(sorted(unknown))}")
     version = doc.get("format_version")
@@ -124,8 +126,16 @@ def _add_entry(state: QuotaState, entry: object) -> str | None:
         return "an entry must be an object with 'entity' and 'quotas'"
     raw_entity = entry.get("entity")
     raw_quotas = entry.get("quotas")
-    if len(entry) != 2 or raw_entity is None or raw_quotas is None:
-        return "an entry has exactly the fields 'entity' and 'quotas'"
+    if (
+        raw_entity is None
+        or raw_quotas is None
+        or (len(entry) != 2 and not set(entry) - {"entity", "quotas"} <= set(SNAPSHOT_META))
+    ):
+        return (
+            "an entry has the fields 'entity' and 'quotas' (and optionally "
+            + ", ".join(repr(m) for m in SNAPSHOT_META)
+            + ")"
+        )
     if not isinstance(raw_entity, dict) or not raw_entity:
         return "'entity' must be a non-empty object of entity type -> name or null"
     for t, n in raw_entity.items():
@@ -176,21 +186,36 @@ def _entry_line(data: bytes, index: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def _entry_bytes(entity: Entity, values: Mapping[str, float]) -> bytes:
+def _entry_bytes(
+    entity: Entity, values: Mapping[str, float], meta: Mapping[str, str | None] | None = None
+) -> bytes:
     quotas = {k: float(values[k]) for k in sorted(values)}
-    return orjson.dumps({"entity": entity.to_json(), "quotas": quotas})
+    return orjson.dumps({"entity": entity.to_json(), "quotas": quotas, **(meta or {})})
 
 
-def dump_snapshot(state: Mapping[Entity, QuotaValues], format: SnapshotFormat = "json") -> bytes:
-    """dump_snapshot encodes a state in one of the two snapshot formats."""
-    lines = [_entry_bytes(e, state[e]) for e in sorted_entities(state)]
+def dump_snapshot(
+    state: Mapping[Entity, QuotaValues],
+    format: SnapshotFormat = "json",
+    meta: Mapping[str, str | None] | None = None,
+) -> bytes:
+    """dump_snapshot encodes a state in one of the two snapshot formats.
+
+    ``meta`` (keys of :data:`SNAPSHOT_META`) goes top-level in JSON and on every JSON Lines row,
+    so that each row of a fleet's concatenated lines still says where it came from.
+    """
+    if meta and not set(meta) <= set(SNAPSHOT_META):
+        raise ValueError(f"unknown snapshot metadata {sorted(set(meta) - set(SNAPSHOT_META))}")
     if format == "jsonl":
-        return b"".join(line + b"\n" for line in lines)
+        return b"".join(_entry_bytes(e, state[e], meta) + b"\n" for e in sorted_entities(state))
     if format != "json":
         raise ValueError(f"unknown snapshot format {format!r}")
+    lines = [_entry_bytes(e, state[e]) for e in sorted_entities(state)]
+    head = f'{{"format_version": {SNAPSHOT_FORMAT_VERSION}'.encode() + b"".join(
+        b", " + orjson.dumps(k) + b": " + orjson.dumps(v) for k, v in (meta or {}).items()
+    )
     if not lines:
-        return b'{"format_version": 1, "entries": []}\n'
-    return b'{"format_version": 1, "entries": [\n' + b",\n".join(lines) + b"\n]}\n"
+        return head + b', "entries": []}\n'
+    return head + b', "entries": [\n' + b",\n".join(lines) + b"\n]}\n"
 
 
 def write_snapshot(

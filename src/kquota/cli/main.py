@@ -22,6 +22,7 @@ _COMMANDS: dict[str, str] = {
     "fleet": "kquota.cli.fleet",
     "apply": "kquota.cli.apply",
     "drift": "kquota.cli.drift",
+    "snapshot": "kquota.cli.snapshot",
     "describe": "kquota.cli.describe",
     "alter": "kquota.cli.alter",
     "validate": "kquota.cli.validate",
