@@ -18,6 +18,7 @@ from typing import Any
 from kquota.errors import KquotaError
 from kquota.model import Entity, QuotaState
 from kquota.plan.precedence import Level, candidate, choose
+from kquota.plan.resolver import resolve
 from kquota.quotakeys import CLIENT_KEYS
 
 Principal = tuple[str, str]
@@ -68,21 +69,11 @@ def _levels(user: str, client: str) -> list[tuple[Level, Entity]]:
 
 
 def resolve_local(state: QuotaState, principals: Sequence[Principal]) -> list[Effective]:
-    results = []
-    for user, client in principals:
-        found: dict[int, dict[str, float]] = {}
-        for level, entity in _levels(user, client):
-            values = state.get(entity)
-            if values is not None:
-                found[level] = dict(values)
-        eff: Effective = {}
-        for key in CLIENT_KEYS:
-            present = [lvl for lvl, values in found.items() if key in values]
-            chosen = choose(present, user, client)
-            if chosen is not None:
-                eff[key] = (found[chosen][key], candidate(chosen, user, client))
-        results.append(eff)
-    return results
+    """resolve_local resolves each principal with the resolver (the reference semantics)."""
+    return [
+        {q.key: (q.value, q.source) for q in resolve(state, user, client).quotas}
+        for user, client in principals
+    ]
 
 
 def _line(principal: Principal, eff: Effective) -> str:

@@ -4,13 +4,9 @@ Follows the broker's DefaultQuotaCallback (KAFKA-QUOTA-SEMANTICS.md §5.1) liter
 than the eight-level list in the docs, because the two differ at the edges:
 
 1. resolution is per quota key: an entity takes part only for the keys it sets;
-2. ``quotaMetricTags`` first picks the tags: (user, client-id) if a user+client-id,
-   user+default-client-id, default-user+client-id or default-user+default-client-id entity
-   applies; (user, "") if the user's or the default user's own entity applies (in list
-   order); else ("", client-id);
-3. ``findQuota`` then walks the chain for those tags, chosen by which tags are *non-empty*:
-   both -> user+client-id, user+default, default+client-id, default+default; user only ->
-   user, default user; client-id only -> client-id, default client-id; neither -> unlimited.
+2. ``quotaMetricTags`` first picks the tags, then ``findQuota`` walks the chain those tags
+   select; :func:`kquota.plan.precedence.choose` is that decision, shared with the fleet
+   engines.
 
 So for a client with an empty client-id, a user+default-client-id entity does not apply; and
 a client with no user name where a default-user quota exists gets tags ("", "") and so no
@@ -30,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kquota.model import CLIENT_ID, IP, USER, Entity, QuotaState
+from kquota.plan.precedence import Level, candidate, choose
 from kquota.quotakeys import CLIENT_KEYS, IP_KEYS
 
 
@@ -116,46 +113,16 @@ def resolve(
 def _client_quota(
     state: Mapping[Entity, Mapping[str, float]], key: str, user: str, client: str
 ) -> tuple[Entity, float] | None:
-    def get(entity: Entity) -> float | None:
-        values = state.get(entity)
-        return None if values is None else values.get(key)
-
-    uc = Entity(((USER, user), (CLIENT_ID, client)))
-    ud = Entity(((USER, user), (CLIENT_ID, None)))
-    u = Entity(((USER, user),))
-    dc = Entity(((USER, None), (CLIENT_ID, client)))
-    dd = Entity(((USER, None), (CLIENT_ID, None)))
-    d = Entity(((USER, None),))
-    c = Entity(((CLIENT_ID, client),))
-    cd = Entity(((CLIENT_ID, None),))
-
-    # quotaMetricTags: which (user, client-id) tags this connection's quota is tracked under.
-    if get(uc) is not None or get(ud) is not None:
-        tag_user, tag_client = user, client
-    elif get(u) is not None:
-        tag_user, tag_client = user, ""
-    elif get(dc) is not None or get(dd) is not None:
-        tag_user, tag_client = user, client
-    elif get(d) is not None:
-        tag_user, tag_client = user, ""
-    else:
-        tag_user, tag_client = "", client
-
-    # findQuota: the chain depends on which tags are non-empty.
-    chain: tuple[Entity, ...]
-    if tag_user and tag_client:
-        chain = (uc, ud, dc, dd)
-    elif tag_user:
-        chain = (u, d)
-    elif tag_client:
-        chain = (c, cd)
-    else:
+    present = []
+    for level in Level:
+        values = state.get(candidate(level, user, client))
+        if values is not None and key in values:
+            present.append(level)
+    chosen = choose(present, user, client)
+    if chosen is None:
         return None
-    for entity in chain:
-        value = get(entity)
-        if value is not None:
-            return entity, value
-    return None
+    entity = candidate(chosen, user, client)
+    return entity, state[entity][key]
 
 
 def _ip_quota(
