@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from fake_proxy import FaultProxy
 
+from cli_runner import run_kquota
 from conftest import KafkaConfigsTool
-from kquota.cli.main import main
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAdmin
 from kquota.model import Entity, QuotaState
@@ -40,13 +40,7 @@ class Repo:
         (self.root / "quotas" / name).write_text(text)
 
     def kquota(self, *argv: str) -> tuple[int, str, str]:
-        try:
-            main(list(argv))
-            code = 0
-        except SystemExit as e:
-            code = int(e.code or 0)
-        out, err = self.capsys.readouterr()
-        return code, out, err
+        return run_kquota(list(argv), self.capsys)
 
     def state(self, bootstrap: str | None = None) -> QuotaState:
         with QuotaAdmin(bootstrap or self.broker.bootstrap_servers) as admin:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kquota.cli.main import main
+from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 
 pytestmark = pytest.mark.integration
@@ -17,14 +17,7 @@ pytestmark = pytest.mark.integration
 T = secrets.token_hex(3)
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_kquota
 
 
 def describe_until(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kquota.cli.main import main
+from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.fleet.parquet import read_parquet_snapshot
 from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
@@ -18,14 +18,7 @@ from kquota.snapshot import read_snapshot
 pytestmark = pytest.mark.integration
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+_run = run_kquota
 
 
 def test_snapshot_formats_round_trip(

@@ -24,7 +24,7 @@ import click
 
 from kquota import __version__
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport, apply_plan
-from kquota.cli.options import Targeting, load_desired_quotas, targeting, targeting_options
+from kquota.cli.options import Targeting, TargetingArgs, load_desired_quotas, targeting_options
 from kquota.errors import KquotaError, UsageError
 from kquota.plan.types import Plan
 from kquota.render.format import display_entity
@@ -110,22 +110,26 @@ def _report_lines(report: ApplyReport, total: int) -> list[str]:
 
 
 def _resolve_targeting(
-    saved: Plan | None, opts: dict[str, Any], timeout: float | None
+    saved: Plan | None, where: TargetingArgs, timeout: float | None
 ) -> tuple[Targeting, dict[str, str]]:
-    if opts["snapshot"] is not None:
+    if where.snapshot is not None:
         raise UsageError("apply writes to a live cluster: --snapshot is for plan and drift")
-    if saved is not None and opts["bootstrap_server"] is None and opts["cluster_name"] is None:
+    if saved is not None and where.bootstrap_server is None and where.cluster_name is None:
         # The plan names its cluster: a kquota.yaml cluster name, else bootstrap servers.
         from kquota.config import find_config, load_config
 
-        config_path = opts["config_path"] or find_config()
-        named = config_path is not None and saved.cluster in load_config(config_path).clusters
         if saved.cluster is None:
             raise UsageError(
                 "the saved plan names no cluster: give --bootstrap-server or --cluster"
             )
-        opts = {**opts, ("cluster_name" if named else "bootstrap_server"): saved.cluster}
-    target = targeting(**opts)
+        config_path = where.config_path or find_config()
+        named = config_path is not None and saved.cluster in load_config(config_path).clusters
+        where = (
+            dataclasses.replace(where, cluster_name=saved.cluster)
+            if named
+            else dataclasses.replace(where, bootstrap_server=saved.cluster)
+        )
+    target = where.resolve()
     props = target.live_target().properties
     if timeout is not None:
         props = {**props, "request.timeout.ms": str(int(timeout * 1000))}
@@ -144,11 +148,7 @@ def _resolve_targeting(
 @click.option("--verify-timeout", type=float, default=15.0, show_default=True)
 def command(
     plan_or_paths: tuple[Path, ...],
-    snapshot: Path | None,
-    bootstrap_server: str | None,
-    command_config: Path | None,
-    cluster_name: str | None,
-    config_path: Path | None,
+    where: TargetingArgs,
     prune: bool | None,
     allow_mass_removal: bool,
     auto_approve: bool,
@@ -164,14 +164,7 @@ def command(
     from kquota.render.text import render_plan as render_text
 
     saved = _load_saved(plan_or_paths[0]) if _is_saved_plan(plan_or_paths) else None
-    opts = {
-        "snapshot": snapshot,
-        "bootstrap_server": bootstrap_server,
-        "command_config": command_config,
-        "cluster_name": cluster_name,
-        "config_path": config_path,
-    }
-    target, props = _resolve_targeting(saved, opts, timeout)
+    target, props = _resolve_targeting(saved, where, timeout)
     topic = audit_topic or (target.cluster.audit_topic if target.cluster else None)
     publisher = None
     if topic:

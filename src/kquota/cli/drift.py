@@ -13,19 +13,20 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from kquota.cli.options import load_desired_quotas, targeting, targeting_options
+from kquota.cli.options import TargetingArgs, load_desired_quotas, targeting_options
 from kquota.drift.render import render_json, render_markdown, render_prometheus, render_text
 from kquota.drift.report import DriftReport, drift_report
 from kquota.engines.local import LocalEngine
 from kquota.errors import KquotaError, UsageError
 
 
-def _check(paths: tuple[Path, ...], opts: dict[str, object], prune: bool | None) -> DriftReport:
-    target = targeting(**opts)  # type: ignore[arg-type]
+def _check(paths: tuple[Path, ...], where: TargetingArgs, prune: bool | None) -> DriftReport:
+    target = where.resolve()
     desired = load_desired_quotas(target.desired_paths(paths))
     state = target.load_state()
     policy = target.policy(prune=prune, allow_mass_removal=True)
@@ -73,11 +74,7 @@ def _render(reports: list[DriftReport], fmt: str) -> str:
 @click.option("--publish-topic", help="Also publish each report as an event to this topic.")
 def command(
     paths: tuple[Path, ...],
-    snapshot: Path | None,
-    bootstrap_server: str | None,
-    command_config: Path | None,
-    cluster_name: str | None,
-    config_path: Path | None,
+    where: TargetingArgs,
     all_clusters: bool,
     prune: bool | None,
     fmt: str,
@@ -85,29 +82,22 @@ def command(
     publish_topic: str | None,
 ) -> None:
     """Compare the cluster with the desired state; exit 0 in sync, 2 drift, 1 error."""
-    base: dict[str, object] = {
-        "snapshot": snapshot,
-        "bootstrap_server": bootstrap_server,
-        "command_config": command_config,
-        "cluster_name": cluster_name,
-        "config_path": config_path,
-    }
-    runs: list[dict[str, object]]
+    runs: list[TargetingArgs]
     if all_clusters:
-        if cluster_name or bootstrap_server or snapshot or paths:
+        if where.cluster_name or where.bootstrap_server or where.snapshot or paths:
             raise UsageError("--all checks every cluster of kquota.yaml: drop --cluster, "
                              "--bootstrap-server, --snapshot and PATHS")  # fmt: skip
         from kquota.config import find_config, load_config
 
-        path = config_path or find_config()
+        path = where.config_path or find_config()
         if path is None:
             raise UsageError("--all needs a kquota.yaml (or --config PATH)")
         names = sorted(load_config(path).clusters)
-        runs = [{**base, "cluster_name": name, "config_path": path} for name in names]
+        runs = [replace(where, cluster_name=name, config_path=path) for name in names]
     else:
-        runs = [base]
+        runs = [where]
 
-    checked: list[tuple[dict[str, object], DriftReport]] = []
+    checked: list[tuple[TargetingArgs, DriftReport]] = []
     failed = 0
     for opts in runs:
         try:
@@ -116,7 +106,7 @@ def command(
             if not all_clusters:
                 raise
             failed += 1
-            click.echo(f"error: cluster {opts['cluster_name']}: {e}", err=True)
+            click.echo(f"error: cluster {opts.cluster_name}: {e}", err=True)
 
     reports = [r for _, r in checked]
     text = _render(reports, fmt)
@@ -132,11 +122,11 @@ def command(
     sys.exit(2 if any(r.drifted for r in reports) else 0)
 
 
-def _publish(topic: str, report: DriftReport, opts: dict[str, object]) -> None:
+def _publish(topic: str, report: DriftReport, where: TargetingArgs) -> None:
     """_publish sends a cluster's report to ``topic`` on that same cluster."""
     from kquota.audit import AuditPublisher, DriftEvent, actor, git_commit
 
-    props = targeting(**opts).live_target().properties  # type: ignore[arg-type]
+    props = where.resolve().live_target().properties
     event = DriftEvent(
         cluster=report.cluster or "",
         report=report.to_data(),

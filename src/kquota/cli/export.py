@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kquota.cli.options import targeting, targeting_options
+from kquota.cli.options import TargetingArgs, targeting_options
 from kquota.errors import KquotaError
 from kquota.render.desired_yaml import render_desired
 
@@ -25,24 +25,14 @@ from kquota.render.desired_yaml import render_desired
 )
 @click.option("--all", "export_all", is_flag=True, help="Ignore the cluster's ownership scope.")
 def command(
-    snapshot: Path | None,
-    bootstrap_server: str | None,
-    command_config: Path | None,
-    cluster_name: str | None,
-    config_path: Path | None,
+    where: TargetingArgs,
     out: Path | None,
     export_all: bool,
 ) -> None:
     """Write the cluster's quotas as desired-state YAML."""
-    target = targeting(
-        snapshot=snapshot,
-        bootstrap_server=bootstrap_server,
-        command_config=command_config,
-        cluster_name=cluster_name,
-        config_path=config_path,
-    )
+    target = where.resolve()
     state = target.load_state()
-    source = str(snapshot) if snapshot is not None else (target.label or "the cluster")
+    source = str(where.snapshot) if where.snapshot else (target.label or "the cluster")
     header = f"Exported by kquota from {source}."
     if not export_all:
         policy = target.policy(prune=None, allow_mass_removal=False)

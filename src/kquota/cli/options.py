@@ -20,10 +20,11 @@ never load the Kafka layer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -120,8 +121,32 @@ def read_properties(path: Path) -> dict[str, str]:
     return read_java_properties(path)
 
 
+@dataclass(frozen=True)
+class TargetingArgs:
+    """TargetingArgs is the targeting flags as given; :meth:`resolve` checks and loads them."""
+
+    snapshot: Path | None = None
+    bootstrap_server: str | None = None
+    command_config: Path | None = None
+    cluster_name: str | None = None
+    config_path: Path | None = None
+
+    def resolve(self, *, require_source: bool = True) -> Targeting:
+        return targeting(
+            snapshot=self.snapshot,
+            bootstrap_server=self.bootstrap_server,
+            command_config=self.command_config,
+            cluster_name=self.cluster_name,
+            config_path=self.config_path,
+            require_source=require_source,
+        )
+
+
 def targeting_options(f: F) -> F:
-    """targeting_options adds the shared targeting flags to a click command."""
+    """targeting_options adds the shared targeting flags to a click command.
+
+    The command receives them as one ``where: TargetingArgs`` parameter.
+    """
     options = [
         click.option(
             "--snapshot",
@@ -143,9 +168,17 @@ def targeting_options(f: F) -> F:
             help="Project config (default: ./kquota.yaml if present).",
         ),
     ]
+
+    @functools.wraps(f)
+    def collect(*args: Any, **kwargs: Any) -> Any:
+        names = ("snapshot", "bootstrap_server", "command_config", "cluster_name", "config_path")
+        where = TargetingArgs(**{n: kwargs.pop(n) for n in names})
+        return f(*args, where=where, **kwargs)
+
+    wrapped: Any = collect
     for option in reversed(options):
-        f = option(f)
-    return f
+        wrapped = option(wrapped)
+    return cast(F, wrapped)
 
 
 def targeting(

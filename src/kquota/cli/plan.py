@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from kquota import __version__
-from kquota.cli.options import load_desired_quotas, targeting, targeting_options
+from kquota.cli.options import TargetingArgs, load_desired_quotas, targeting_options
 from kquota.engines.local import LocalEngine
 from kquota.errors import KquotaError, UsageError
 from kquota.model import CLIENT_ID, IP, USER
@@ -87,11 +87,7 @@ def _use_color() -> bool:
 )
 def command(
     paths: tuple[Path, ...],
-    snapshot: Path | None,
-    bootstrap_server: str | None,
-    command_config: Path | None,
-    cluster_name: str | None,
-    config_path: Path | None,
+    where: TargetingArgs,
     prune: bool | None,
     allow_mass_removal: bool,
     out: Path | None,
@@ -101,13 +97,7 @@ def command(
 ) -> None:
     """Show what would change to make the cluster match the desired state in PATHS."""
     wanted = [parse_names(p, "--principal") for p in principals]
-    target = targeting(
-        snapshot=snapshot,
-        bootstrap_server=bootstrap_server,
-        command_config=command_config,
-        cluster_name=cluster_name,
-        config_path=config_path,
-    )
+    target = where.resolve()
     desired = load_desired_quotas(target.desired_paths(paths))
     state, cluster_id = target.load_state_and_id()
     policy = target.policy(prune=prune, allow_mass_removal=allow_mass_removal)

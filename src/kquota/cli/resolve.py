@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from kquota.cli.options import load_desired_quotas, targeting, targeting_options
+from kquota.cli.options import TargetingArgs, load_desired_quotas, targeting_options
 from kquota.cli.plan import parse_names
 from kquota.errors import UsageError
 from kquota.plan.resolver import resolve
@@ -35,27 +35,17 @@ from kquota.plan.resolver import resolve
 def command(
     names: str,
     desired_paths: tuple[Path, ...],
-    snapshot: Path | None,
-    bootstrap_server: str | None,
-    command_config: Path | None,
-    cluster_name: str | None,
-    config_path: Path | None,
+    where: TargetingArgs,
     fmt: str,
 ) -> None:
     """Print the effective quotas of a user/client-id (or ip), with their sources."""
     principal = parse_names(names, "--names")
-    if desired_paths and (snapshot or bootstrap_server):
+    if desired_paths and (where.snapshot or where.bootstrap_server):
         raise UsageError("--desired resolves the YAML; it excludes --snapshot/--bootstrap-server")
     if desired_paths:
         state = load_desired_quotas(list(desired_paths)).quotas
     else:
-        state = targeting(
-            snapshot=snapshot,
-            bootstrap_server=bootstrap_server,
-            command_config=command_config,
-            cluster_name=cluster_name,
-            config_path=config_path,
-        ).load_state()
+        state = where.resolve().load_state()
     resolution = resolve(state, principal.user, principal.client_id, principal.ip)
     if fmt == "json":
         from kquota.render.json import render_resolution as render_json

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from kquota.cli.options import targeting, targeting_options
+from kquota.cli.options import TargetingArgs, targeting_options
 from kquota.errors import KquotaError, UsageError
 
 FORMATS = ("json", "jsonl", "parquet")
@@ -30,10 +31,10 @@ def _format_of(path: Path, given: str | None) -> str:
     return suffix
 
 
-def _write(path: Path, fmt: str, opts: dict[str, object], label_default: str | None) -> int:
+def _write(path: Path, fmt: str, where: TargetingArgs, label_default: str | None) -> int:
     from kquota.snapshot import dump_snapshot
 
-    target = targeting(**opts)  # type: ignore[arg-type]
+    target = where.resolve()
     if target.offline:
         raise UsageError("snapshot describes a live cluster: --snapshot is its output, not input")
     state, cluster_id = target.load_state_and_id()
@@ -62,33 +63,22 @@ def _write(path: Path, fmt: str, opts: dict[str, object], label_default: str | N
     help="A file (one cluster) or a directory (--all).",
 )
 def command(
-    snapshot: Path | None,
-    bootstrap_server: str | None,
-    command_config: Path | None,
-    cluster_name: str | None,
-    config_path: Path | None,
+    where: TargetingArgs,
     all_clusters: bool,
     fmt: str | None,
     out: Path,
 ) -> None:
     """Write describe-all snapshots (JSON, JSON Lines or Parquet) of live clusters."""
-    base: dict[str, object] = {
-        "snapshot": snapshot,
-        "bootstrap_server": bootstrap_server,
-        "command_config": command_config,
-        "cluster_name": cluster_name,
-        "config_path": config_path,
-    }
     if not all_clusters:
-        n = _write(out, _format_of(out, fmt), base, None)
+        n = _write(out, _format_of(out, fmt), where, None)
         click.echo(f"{n} entities written to {out}")
         return
-    if cluster_name or bootstrap_server or snapshot:
+    if where.cluster_name or where.bootstrap_server or where.snapshot:
         raise UsageError("--all snapshots every cluster of kquota.yaml: drop --cluster, "
                          "--bootstrap-server and --snapshot")  # fmt: skip
     from kquota.config import find_config, load_config
 
-    path = config_path or find_config()
+    path = where.config_path or find_config()
     if path is None:
         raise UsageError("--all needs a kquota.yaml (or --config PATH)")
     out.mkdir(parents=True, exist_ok=True)
@@ -96,8 +86,8 @@ def command(
     for name in sorted(load_config(path).clusters):
         target_file = out / f"{name}.{fmt or 'jsonl'}"
         try:
-            n = _write(target_file, fmt or "jsonl", {**base, "cluster_name": name,
-                                                     "config_path": path}, name)  # fmt: skip
+            named = replace(where, cluster_name=name, config_path=path)
+            n = _write(target_file, fmt or "jsonl", named, name)
             click.echo(f"{name}: {n} entities written to {target_file}")
         except KquotaError as e:
             failed += 1

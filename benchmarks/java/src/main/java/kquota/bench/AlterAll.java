@@ -1,0 +1,140 @@
+package kquota.bench;
+
+import java.io.BufferedReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterClientQuotasOptions;
+import org.apache.kafka.clients.admin.AlterClientQuotasResult;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+
+/**
+ * AlterAll applies a batch of client quota alterations with Kafka's AdminClient: the Java side
+ * of {@code benchmarks/bench_apply.py}.
+ *
+ * <p>The batch file has one entity a line: {@code type=name;type=name<TAB>key=value;key=value}.
+ *
+ * <p>{@code Admin.alterClientQuotas} sends everything it is given in ONE AlterClientQuotas
+ * request, and the KRaft controller fails every entry of a request that changes more than
+ * 10,000 keys (POLICY_VIOLATION). So this program chunks the batch itself, as kquota does:
+ * whole entities, at most {@code chunkKeys} changed keys per call (0 = one call for the whole
+ * batch, to show the limit). Every chunk is submitted at once and the AdminClient works them
+ * off; then every entity's future is checked. Modes:
+ *
+ * <ul>
+ *   <li>{@code commit}: one committing pass;
+ *   <li>{@code validate-commit}: a {@code validateOnly(true)} pass over every chunk first; if any
+ *       entity fails it, nothing is committed (what kquota apply does); then the committing pass.
+ * </ul>
+ *
+ * <p>Exits 1 if any entity failed. Usage: {@code AlterAll <bootstrap> <batch.tsv> <mode>
+ * [chunkKeys]}
+ */
+public final class AlterAll {
+  public static void main(String[] args) throws Exception {
+    String bootstrap = args[0];
+    Path batchFile = Path.of(args[1]);
+    String mode = args[2];
+    int chunkKeys = args.length > 3 ? Integer.parseInt(args[3]) : 5000;
+    if (!mode.equals("commit") && !mode.equals("validate-commit")) {
+      throw new IllegalArgumentException("mode must be commit or validate-commit: " + mode);
+    }
+
+    List<List<ClientQuotaAlteration>> chunks = readChunks(batchFile, chunkKeys);
+    int entities = chunks.stream().mapToInt(List::size).sum();
+
+    Properties props = new Properties();
+    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kquota-bench-java");
+    // Every chunk is queued at once; the last one's deadline runs from its submission.
+    props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "600000");
+    try (Admin admin = Admin.create(props)) {
+      if (mode.equals("validate-commit")) {
+        int failed = pass(admin, chunks, true);
+        System.err.println("validated=" + (entities - failed) + " failed=" + failed);
+        if (failed > 0) {
+          System.exit(1);
+        }
+      }
+      int failed = pass(admin, chunks, false);
+      System.err.println(
+          "committed=" + (entities - failed) + " failed=" + failed + " chunks=" + chunks.size());
+      if (failed > 0) {
+        System.exit(1);
+      }
+    }
+  }
+
+  /** pass sends every chunk, then waits for every entity; returns the number that failed. */
+  private static int pass(Admin admin, List<List<ClientQuotaAlteration>> chunks, boolean validate)
+      throws InterruptedException {
+    AlterClientQuotasOptions options = new AlterClientQuotasOptions().validateOnly(validate);
+    List<AlterClientQuotasResult> results = new ArrayList<>(chunks.size());
+    for (List<ClientQuotaAlteration> chunk : chunks) {
+      results.add(admin.alterClientQuotas(chunk, options));
+    }
+    int failed = 0;
+    for (AlterClientQuotasResult result : results) {
+      for (Map.Entry<ClientQuotaEntity, KafkaFuture<Void>> e : result.values().entrySet()) {
+        try {
+          e.getValue().get();
+        } catch (ExecutionException ex) {
+          if (failed < 5) {
+            System.err.println("failed " + e.getKey() + ": " + ex.getCause());
+          }
+          failed++;
+        }
+      }
+    }
+    return failed;
+  }
+
+  private static List<List<ClientQuotaAlteration>> readChunks(Path file, int chunkKeys)
+      throws Exception {
+    List<List<ClientQuotaAlteration>> chunks = new ArrayList<>();
+    List<ClientQuotaAlteration> current = new ArrayList<>();
+    int keys = 0;
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      String line;
+      while ((line = in.readLine()) != null) {
+        if (line.isEmpty()) {
+          continue;
+        }
+        String[] cols = line.split("\t", 2);
+        Map<String, String> entity = new HashMap<>();
+        for (String part : cols[0].split(";")) {
+          int eq = part.indexOf('=');
+          entity.put(part.substring(0, eq), part.substring(eq + 1));
+        }
+        List<ClientQuotaAlteration.Op> ops = new ArrayList<>();
+        for (String op : cols[1].split(";")) {
+          int eq = op.indexOf('=');
+          ops.add(
+              new ClientQuotaAlteration.Op(
+                  op.substring(0, eq), Double.parseDouble(op.substring(eq + 1))));
+        }
+        if (chunkKeys > 0 && !current.isEmpty() && keys + ops.size() > chunkKeys) {
+          chunks.add(current);
+          current = new ArrayList<>();
+          keys = 0;
+        }
+        current.add(new ClientQuotaAlteration(new ClientQuotaEntity(entity), ops));
+        keys += ops.size();
+      }
+    }
+    if (!current.isEmpty()) {
+      chunks.add(current);
+    }
+    return chunks;
+  }
+}
