@@ -55,7 +55,7 @@ def test_cli_validate_defaults_to_quotas_folder(
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(cli, ["validate"])
     assert result.exit_code == 1
-    assert "no PATHS given and no quotas/ folder here" in result.output
+    assert "no PATHS given, no kquota.yaml and no quotas/ folder here" in result.output
     Path("quotas").mkdir()
     Path("quotas/q.yaml").write_text(GOOD)
     result = runner.invoke(cli, ["validate"])
@@ -81,3 +81,27 @@ def test_cli_validate_print_schema(runner: CliRunner) -> None:
 def test_cli_validate_is_listed(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["--help"])
     assert "validate" in result.output
+
+
+def test_cli_validate_checks_each_configured_cluster_on_its_own(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    entry = (
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n  - {match: {user: a}, set: {%s}}\n"
+    )
+    for cluster, body in (("prod", "producer_byte_rate: 1"), ("dev", "producer_byte_rate: 2")):
+        (tmp_path / cluster).mkdir()
+        (tmp_path / cluster / "q.yaml").write_text(entry % body)
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n"
+        "  prod: {kafka: {bootstrap.servers: 'p:1'}, desired: [prod]}\n"
+        "  dev: {kafka: {bootstrap.servers: 'd:1'}, desired: [dev]}\n"
+    )
+    result = runner.invoke(cli, ["validate"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "dev: ok: 1 entity in 1 file\nprod: ok: 1 entity in 1 file\n"
+    (tmp_path / "dev" / "q.yaml").write_text(entry % "producer_byte_rate: -1")
+    result = runner.invoke(cli, ["validate"])
+    assert result.exit_code == 1
+    assert "dev/q.yaml:4" in result.output and "dev: 1 problem found" in result.output
