@@ -22,9 +22,8 @@ from typing import Any
 
 import click
 
-from kquota import __version__
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport, apply_plan
-from kquota.cli.options import Targeting, TargetingArgs, load_desired_quotas, targeting_options
+from kquota.cli.options import Targeting, TargetingArgs, plan_against, targeting_options
 from kquota.errors import KquotaError, UsageError
 from kquota.plan.types import Plan
 from kquota.render.format import display_entity
@@ -180,16 +179,13 @@ def command(
             plan = saved
             already = check_not_stale(plan, current, cluster_id)
         else:
-            from kquota.engines.local import LocalEngine
-
-            desired = load_desired_quotas(target.desired_paths(plan_or_paths))
-            policy = target.policy(prune=prune, allow_mass_removal=allow_mass_removal)
-            plan = LocalEngine().plan(desired.quotas, current, policy, target.label)
-            plan = dataclasses.replace(
-                plan,
-                cluster_id=cluster_id,
-                desired_digest=desired.digest,
-                kquota_version=__version__,
+            plan = plan_against(
+                target,
+                plan_or_paths,
+                current,
+                cluster_id,
+                prune=prune,
+                allow_mass_removal=allow_mass_removal,
             )
             already = frozenset()
         click.echo(render_text(plan), nl=False)

@@ -20,6 +20,7 @@ never load the Kafka layer.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from kquota.config import ClusterConfig, ProjectConfig, find_config, load_config
 from kquota.errors import UsageError
 from kquota.model import QuotaState
 from kquota.plan.policy import Policy
+from kquota.plan.types import Plan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -234,3 +236,31 @@ def load_desired_quotas(paths: list[Path]) -> LoadedDesired:
 
     result = load_desired(paths)
     return LoadedDesired(result.quotas, result.digest)
+
+
+def plan_against(
+    target: Targeting,
+    paths: tuple[Path, ...],
+    state: QuotaState,
+    cluster_id: str | None,
+    *,
+    prune: bool | None,
+    allow_mass_removal: bool,
+) -> Plan:
+    """plan_against plans PATHS (or the target's folders) against ``state`` and stamps the
+    plan with what a saved plan records: cluster id, desired digest, version, time."""
+    import datetime as dt
+
+    from kquota import __version__
+    from kquota.engines.local import LocalEngine
+
+    desired = load_desired_quotas(target.desired_paths(paths))
+    policy = target.policy(prune=prune, allow_mass_removal=allow_mass_removal)
+    plan = LocalEngine().plan(desired.quotas, state, policy, target.label)
+    return dataclasses.replace(
+        plan,
+        cluster_id=cluster_id,
+        desired_digest=desired.digest,
+        kquota_version=__version__,
+        created_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+    )

@@ -7,8 +7,6 @@ then refused, and no ``--out`` file is written for it).
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import os
 import sys
 from collections.abc import Sequence
@@ -16,9 +14,7 @@ from pathlib import Path
 
 import click
 
-from kquota import __version__
-from kquota.cli.options import TargetingArgs, load_desired_quotas, targeting_options
-from kquota.engines.local import LocalEngine
+from kquota.cli.options import TargetingArgs, plan_against, targeting_options
 from kquota.errors import KquotaError, UsageError
 from kquota.model import CLIENT_ID, IP, USER
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
@@ -98,16 +94,9 @@ def command(
     """Show what would change to make the cluster match the desired state in PATHS."""
     wanted = [parse_names(p, "--principal") for p in principals]
     target = where.resolve()
-    desired = load_desired_quotas(target.desired_paths(paths))
     state, cluster_id = target.load_state_and_id()
-    policy = target.policy(prune=prune, allow_mass_removal=allow_mass_removal)
-    plan = LocalEngine().plan(desired.quotas, state, policy, target.label)
-    plan = dataclasses.replace(
-        plan,
-        cluster_id=cluster_id,
-        desired_digest=desired.digest,
-        kquota_version=__version__,
-        created_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+    plan = plan_against(
+        target, paths, state, cluster_id, prune=prune, allow_mass_removal=allow_mass_removal
     )
     changes = resolution_changes(state, apply_plan(state, plan), wanted) if wanted else ()
     click.echo(_render(plan, fmt, changes), nl=False, color=None)
