@@ -64,6 +64,17 @@ def kafka_broker_with_authorizer(tmp_path_factory: pytest.TempPathFactory) -> It
         stop_broker(broker_dir)
 
 
+@pytest.fixture(scope="session")
+def kafka_broker_tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
+    """A broker that also has SSL (client certificate required) and SASL_SSL listeners."""
+    broker_dir = tmp_path_factory.mktemp("kafka-broker-tls")
+    info = _start(broker_dir, tls=True)
+    try:
+        yield info
+    finally:
+        stop_broker(broker_dir)
+
+
 class KafkaConfigsTool:
     """Runs Kafka's kafka-configs against a broker; the independent second client."""
 

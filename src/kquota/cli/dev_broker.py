@@ -44,6 +44,11 @@ def command() -> None:
     help="An extra SASL user (PLAIN and SCRAM); repeatable.",
 )
 @click.option("--fresh", is_flag=True, help="Wipe the directory's data and ports first.")
+@click.option(
+    "--tls",
+    is_flag=True,
+    help="Also SSL (client certificate required) and SASL_SSL listeners, with a throwaway CA.",
+)
 @click.option("--timeout", type=float, default=180.0, show_default=True)
 def start(
     broker_dir: Path,
@@ -51,6 +56,7 @@ def start(
     authorizer: bool,
     users: tuple[str, ...],
     fresh: bool,
+    tls: bool,
     timeout: float,
 ) -> None:
     """Start the broker in the background and print one JSON line describing it."""
@@ -69,6 +75,7 @@ def start(
         authorizer=authorizer,
         extra_users=extra,
         fresh=fresh,
+        tls=tls,
         timeout=timeout,
     )
     click.echo(info.to_json())

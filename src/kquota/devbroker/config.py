@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kquota.devbroker.tls import TlsFiles
+
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
@@ -19,6 +21,9 @@ class Ports:
     plaintext: int
     sasl: int
     controller: int
+    ssl: int = 0
+    """0 = no TLS listeners; else SSL on ``ssl`` and SASL_SSL on ``sasl_ssl``."""
+    sasl_ssl: int = 0
 
 
 def _jaas_quote(value: str) -> str:
@@ -33,30 +38,54 @@ def server_properties(
     admin_user: str,
     authorizer: bool,
     kafka_major: int,
+    tls: TlsFiles | None = None,
 ) -> str:
     admin_password = users[admin_user]
     plain_users = " ".join(f"user_{name}={_jaas_quote(pw)}" for name, pw in users.items())
+    listeners = [
+        f"PLAINTEXT://127.0.0.1:{ports.plaintext}",
+        f"SASL_PLAINTEXT://127.0.0.1:{ports.sasl}",
+    ]
+    sasl_listeners = ["sasl_plaintext"]
+    if tls is not None:
+        listeners += [f"SSL://127.0.0.1:{ports.ssl}", f"SASL_SSL://127.0.0.1:{ports.sasl_ssl}"]
+        sasl_listeners.append("sasl_ssl")
+    protocols = ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT", "SASL_PLAINTEXT:SASL_PLAINTEXT"]
+    if tls is not None:
+        protocols += ["SSL:SSL", "SASL_SSL:SASL_SSL"]
     lines = [
         "process.roles=broker,controller",
         "node.id=1",
         f"controller.quorum.voters=1@127.0.0.1:{ports.controller}",
-        f"listeners=PLAINTEXT://127.0.0.1:{ports.plaintext},"
-        f"SASL_PLAINTEXT://127.0.0.1:{ports.sasl},CONTROLLER://127.0.0.1:{ports.controller}",
-        f"advertised.listeners=PLAINTEXT://127.0.0.1:{ports.plaintext},"
-        f"SASL_PLAINTEXT://127.0.0.1:{ports.sasl}",
+        "listeners=" + ",".join([*listeners, f"CONTROLLER://127.0.0.1:{ports.controller}"]),
+        "advertised.listeners=" + ",".join(listeners),
         "controller.listener.names=CONTROLLER",
         "inter.broker.listener.name=PLAINTEXT",
-        "listener.security.protocol.map="
-        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "listener.security.protocol.map=" + ",".join(protocols),
         "sasl.enabled.mechanisms=" + ",".join(SASL_MECHANISMS),
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config="
-        "org.apache.kafka.common.security.plain.PlainLoginModule required "
-        f"username={_jaas_quote(admin_user)} password={_jaas_quote(admin_password)} "
-        f"{plain_users};",
-        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config="
-        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config="
-        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+    ]
+    for listener in sasl_listeners:
+        lines += [
+            f"listener.name.{listener}.plain.sasl.jaas.config="
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f"username={_jaas_quote(admin_user)} password={_jaas_quote(admin_password)} "
+            f"{plain_users};",
+            f"listener.name.{listener}.scram-sha-256.sasl.jaas.config="
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            f"listener.name.{listener}.scram-sha-512.sasl.jaas.config="
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        ]
+    if tls is not None:
+        # PEM keystores (KIP-651); the SSL listener demands a client certificate (mTLS), the
+        # SASL_SSL one authenticates with SASL over server-authenticated TLS.
+        lines += [
+            "ssl.keystore.type=PEM",
+            f"ssl.keystore.location={tls.server_keystore}",
+            "ssl.truststore.type=PEM",
+            f"ssl.truststore.location={tls.ca_certificate}",
+            "listener.name.ssl.ssl.client.auth=required",
+        ]
+    lines += [
         f"log.dirs={data_dir}",
         "num.partitions=1",
         "offsets.topic.replication.factor=1",

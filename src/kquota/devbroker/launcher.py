@@ -25,6 +25,7 @@ from pathlib import Path
 from kquota.devbroker.config import SASL_MECHANISMS, Ports, logging_config, server_properties
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, find_java
 from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
+from kquota.devbroker.tls import TlsFiles, make_pki
 from kquota.errors import KquotaError
 
 ADMIN_USER = "admin"
@@ -53,6 +54,13 @@ class BrokerInfo:
     dir: str
     authorizer: bool
     users: dict[str, str] = field(default_factory=dict)
+    ssl_bootstrap_servers: str | None = None
+    """SSL listener (client certificate required), with ``start --tls``."""
+    sasl_ssl_bootstrap_servers: str | None = None
+    ssl_ca_location: str | None = None
+    ssl_certificate_location: str | None = None
+    """A client certificate the SSL listener accepts, and its key."""
+    ssl_key_location: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -163,6 +171,7 @@ def start_broker(
     authorizer: bool = False,
     extra_users: dict[str, str] | None = None,
     fresh: bool = False,
+    tls: bool = False,
     timeout: float = 180.0,
     die_with_parent: bool = False,
     heap: str = "768m",
@@ -185,18 +194,22 @@ def start_broker(
         _wipe(broker_dir)
     if previous is not None:
         ports = _ports_of(previous)
-        busy = [p for p in (ports.plaintext, ports.sasl, ports.controller) if not _port_free(p)]
+        used = (ports.plaintext, ports.sasl, ports.controller, ports.ssl, ports.sasl_ssl)
+        busy = [p for p in used if p and not _port_free(p)]
         if busy:
             raise KquotaError(
                 f"cannot restart the broker in {broker_dir}: its ports {busy} are in use; "
                 "use --fresh to start over on new ports"
             )
         users, cluster_id, do_authorizer = previous.users, previous.cluster_id, previous.authorizer
+        do_tls = previous.ssl_bootstrap_servers is not None
     else:
-        ports = Ports(*_free_ports(3))
+        ports = Ports(*_free_ports(5)) if tls else Ports(*_free_ports(3))
+        do_tls = tls
         users = {ADMIN_USER: secrets.token_urlsafe(18), **(extra_users or {})}
         cluster_id = _random_cluster_id()
         do_authorizer = authorizer
+    tls_files = make_pki(broker_dir / "tls") if do_tls else None
     props = broker_dir / "server.properties"
     _write_private(
         props,
@@ -207,6 +220,7 @@ def start_broker(
             admin_user=ADMIN_USER,
             authorizer=do_authorizer,
             kafka_major=jars.major,
+            tls=tls_files,
         ),
     )
     log_name, log_body, log_prop = logging_config(jars.major, broker_dir / "server.log")
@@ -250,6 +264,7 @@ def start_broker(
         dir=str(broker_dir),
         authorizer=do_authorizer,
         users=users,
+        **_tls_fields(ports, tls_files),
     )
     _write_private(broker_dir / _INFO, info.to_json() + "\n")
     try:
@@ -271,14 +286,28 @@ def _previous_info(broker_dir: Path) -> BrokerInfo | None:
 
 
 def _ports_of(info: BrokerInfo) -> Ports:
-    def port(addr: str) -> int:
-        return int(addr.rsplit(":", 1)[1])
+    def port(addr: str | None) -> int:
+        return 0 if addr is None else int(addr.rsplit(":", 1)[1])
 
     return Ports(
         port(info.bootstrap_servers),
         port(info.sasl_bootstrap_servers),
         port(info.controller_bootstrap_servers),
+        port(info.ssl_bootstrap_servers),
+        port(info.sasl_ssl_bootstrap_servers),
     )
+
+
+def _tls_fields(ports: Ports, tls: TlsFiles | None) -> dict[str, str | None]:
+    if tls is None:
+        return {}
+    return {
+        "ssl_bootstrap_servers": f"127.0.0.1:{ports.ssl}",
+        "sasl_ssl_bootstrap_servers": f"127.0.0.1:{ports.sasl_ssl}",
+        "ssl_ca_location": str(tls.ca_certificate),
+        "ssl_certificate_location": str(tls.client_certificate),
+        "ssl_key_location": str(tls.client_key),
+    }
 
 
 def _wipe(broker_dir: Path) -> None:
