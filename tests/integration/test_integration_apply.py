@@ -318,3 +318,39 @@ def test_apply_publishes_confirmed_audit_events(repo: Repo) -> None:
     assert headers["event-type"] == b"quota.altered"
     assert headers["content-type"] == b"application/json"
     assert headers["plan-id"].decode() == value["plan_id"]
+
+
+def test_export_then_plan_is_empty_and_an_edit_shows_exactly_that_edit(
+    repo: Repo, kafka_configs_tool: KafkaConfigsTool
+) -> None:
+    p = repo.prefix
+    # An existing cluster, configured by hand with Kafka's own tool.
+    ex1 = "producer_byte_rate=1048576,request_percentage=50"
+    kafka_configs_tool("--alter", "--add-config", ex1, "--user", f"{p}ex1")
+    kafka_configs_tool("--alter", "--add-config", "consumer_byte_rate=2000",
+                       "--user", f"{p}ex2", "--client-defaults")  # fmt: skip
+    _eventually(lambda: len(repo.state()) == 2)
+    code, _, err = repo.kquota("export", "--out", "quotas/exported.yaml")
+    assert code == 0, err
+    text = Path("quotas/exported.yaml").read_text()
+    assert "1MiB" in text and "<default>" in text
+    code, out, _ = repo.kquota("plan", "--detailed-exitcode")
+    assert code == 0, out
+    Path("quotas/exported.yaml").write_text(text.replace("1MiB", "2MiB"))
+    code, out, _ = repo.kquota("plan", "--format", "json", "--detailed-exitcode")
+    assert code == 2
+    plan = json.loads(out)
+    assert plan["alterations"] == [
+        {
+            "entity": {"user": f"{p}ex1"},
+            "change": "update",
+            "ops": [
+                {
+                    "key": "producer_byte_rate",
+                    "value": 2097152.0,
+                    "remove": False,
+                    "before": 1048576.0,
+                }
+            ],
+        }
+    ]
