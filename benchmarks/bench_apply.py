@@ -24,7 +24,8 @@ goes. Every run is checked afterwards (describe until the cluster shows exactly 
 bounded), then every entity is removed again with kquota's alter; checks and removal are not
 timed. Wall time and peak RSS of each process tree come from ``proctree.run_measured``.
 
-Usage: ``python benchmarks/bench_apply.py [--sizes 10000,100000] [--out FILE]``; by default
+Usage: ``python benchmarks/bench_apply.py [--sizes 10000,100000] [--reps 3] [--out FILE]``
+(each tool runs ``--reps`` times per size, round robin; median wall, largest RSS); by default
 it first waits (polling every 30 s, up to 40 minutes) until no ``bench_fleet.py`` runs, so it
 measures an otherwise idle machine. Writes ``benchmarks/RESULTS-apply.md``. Bounded: the
 whole run takes a few minutes.
@@ -35,11 +36,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,9 +177,16 @@ def build_java() -> list[str]:
 
 
 def measured(cmd: list[str], *, expect_ok: bool = True) -> tuple[float, float, str]:
-    """measured runs ``cmd``; returns (wall seconds, peak RSS MiB of the tree, its output)."""
-    wall, rss, proc = run_measured(cmd, timeout=TOOL_TIMEOUT)
-    output = proc.stdout + proc.stderr
+    """measured runs ``cmd``; returns (wall seconds, peak RSS MiB of the tree, its output).
+
+    The output goes to a file (``sh`` execs the command, so the tree is the command alone):
+    run_measured reads its pipes only once the process has ended, and a plan of 10k entities
+    fills a pipe long before that.
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".out") as log:
+        wrapped = ["sh", "-c", 'exec "$@" >"$0" 2>&1', log.name, *cmd]
+        wall, rss, proc = run_measured(wrapped, timeout=TOOL_TIMEOUT)
+        output = log.read()
     if expect_ok and proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}… failed ({proc.returncode}):\n{output[-3000:]}")
     return wall, rss, output
@@ -199,27 +208,29 @@ def wait_until_idle(pattern: str) -> float:
 
 
 class TimedAdmin:
-    """TimedAdmin wraps QuotaAdmin for ``apply_plan`` and adds up the time of each call kind."""
+    """TimedAdmin wraps QuotaAdmin for ``apply_plan``: adds up the time of its alter calls,
+    notes when the last commit returned and counts the verifying describes."""
 
     def __init__(self, admin: QuotaAdmin, phases: dict[str, float]) -> None:
         self._admin = admin
         self._phases = phases
-
-    def _timed(self, phase: str, fn: Callable[[], Any]) -> Any:
-        t0 = time.perf_counter()
-        try:
-            return fn()
-        finally:
-            self._phases[phase] = self._phases.get(phase, 0.0) + time.perf_counter() - t0
+        self.commit_end = 0.0
+        self.describes = 0
 
     def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> Sequence[Any]:
         phase = "validate-only pass" if validate_only else "commit pass"
-        return self._timed(  # type: ignore[no-any-return]
-            phase, lambda: self._admin.alter(alterations, validate_only=validate_only)
-        )
+        t0 = time.perf_counter()
+        try:
+            return self._admin.alter(alterations, validate_only=validate_only)
+        finally:
+            now = time.perf_counter()
+            self._phases[phase] = self._phases.get(phase, 0.0) + now - t0
+            if not validate_only:
+                self.commit_end = now
 
     def describe_all(self) -> QuotaState:
-        return self._timed("verify (describe until converged)", self._admin.describe_all)  # type: ignore[no-any-return]
+        self.describes += 1
+        return self._admin.describe_all()
 
 
 def breakdown(bootstrap: str, yaml_dir: Path) -> dict[str, float]:
@@ -246,10 +257,18 @@ def breakdown(bootstrap: str, yaml_dir: Path) -> dict[str, float]:
         phases["plan"] = t3 - t2
         render_plan(plan)
         phases["render the plan as text"] = time.perf_counter() - t3
-        report = apply_plan(TimedAdmin(admin, phases), plan)
+        timed = TimedAdmin(admin, phases)
+        report = apply_plan(timed, plan)
+        phases["verify (describe-all, every 0.25 s until converged)"] = (
+            time.perf_counter() - timed.commit_end
+        )
+        phases["verifying describe-all calls (count)"] = timed.describes
     if not report.ok or len(report.committed) != len(desired.quotas):
         raise SystemExit(f"in-process apply did not commit everything: {report}")
-    phases["total"] = time.perf_counter() - t0
+    total = time.perf_counter() - t0
+    counted = sum(v for k, v in phases.items() if "count" not in k)
+    phases["other (applier glue, closing)"] = total - counted
+    phases["total"] = total
     return phases
 
 
@@ -273,14 +292,21 @@ def bench_size(
             *java_cmd, bootstrap, str(tsv), "validate-commit", str(CHUNK_KEYS),
         ],
     }  # fmt: skip
+    walls: dict[str, list[float]] = {name: [] for name in tools}
+    rsss: dict[str, list[float]] = {name: [] for name in tools}
     with QuotaAdmin(bootstrap) as admin:
         wait_for(admin, {}, "before the runs")
-        for name, cmd in tools.items():
-            wall, rss, _ = measured(cmd)
-            wait_for(admin, state, f"{name} at {size:,}")
-            result.rows.append(Row(size, name, wall, rss))
-            print(f"  {size:,} {name}: {wall:.2f}s {rss:.0f} MiB (verified)", file=sys.stderr)
-            clear(admin, state)
+        for rep in range(args.reps):  # round robin: drift in the machine's load hits all tools
+            for name, cmd in tools.items():
+                wall, rss, _ = measured(cmd)
+                wait_for(admin, state, f"{name} at {size:,}")
+                walls[name].append(wall)
+                rsss[name].append(rss)
+                print(f"  {size:,} {name} #{rep + 1}: {wall:.2f}s {rss:.0f} MiB (verified)",
+                      file=sys.stderr)  # fmt: skip
+                clear(admin, state)
+    for name in tools:
+        result.rows.append(Row(size, name, statistics.median(walls[name]), max(rsss[name])))
     if args.breakdown:
         result.phases = breakdown(bootstrap, yaml_dir)
         with QuotaAdmin(bootstrap) as admin:
@@ -289,17 +315,27 @@ def bench_size(
     return result
 
 
-def unchunked_probe(bootstrap: str, java_cmd: list[str], tsv: Path, keys: int) -> str:
-    """unchunked_probe commits the batch with ONE alterClientQuotas call (no chunking)."""
+def unchunked_probe(bootstrap: str, java_cmd: list[str], size: int, work: Path) -> str:
+    """unchunked_probe commits a batch with ONE alterClientQuotas call (no chunking) and says
+    what happened; whatever it wrote is removed again."""
+    state = batch(size)
+    keys = sum(len(v) for v in state.values())
+    if keys <= CONTROLLER_MAX_KEYS:
+        return f"not run ({keys:,} keys is below the controller's limit)"
+    _, tsv = write_inputs(state, work / "probe")
     _, _, output = measured([*java_cmd, bootstrap, str(tsv), "commit", "0"], expect_ok=False)
+    lines = output.splitlines()
+    summary = next((ln for ln in lines if ln.startswith("committed=")), lines[-1] if lines else "")
+    first = next((ln.split(": ", 1)[-1] for ln in lines if ln.startswith("failed ")), "")
     with QuotaAdmin(bootstrap) as admin:
+        time.sleep(2.0)  # let a commit, if any, show
         left = admin.describe_all()
-    lines = [ln for ln in output.splitlines() if ln.startswith(("committed=", "failed "))]
-    summary = lines[-1] if lines else output.strip().splitlines()[-1]
-    first = next((ln for ln in lines if ln.startswith("failed ")), "")
-    if left:
-        raise SystemExit(f"the unchunked probe left {len(left):,} entities: {summary}")
-    return f"{keys:,} keys in one call: {summary}; {first.split(': ', 1)[-1]}".strip()
+        if left:
+            clear(admin, left)
+    result = f"{size:,} entities ({keys:,} keys) in one call: `{summary}`"
+    if first:
+        result += f", e.g. `{first}`"
+    return result + f"; {len(left):,} entities written"
 
 
 def warm_up(bootstrap: str) -> None:
@@ -313,20 +349,31 @@ def warm_up(bootstrap: str) -> None:
 
 
 def startup(java_cmd: list[str], bootstrap: str, work: Path) -> dict[str, tuple[float, float]]:
-    """startup times each tool doing nothing: the fixed cost under every row."""
-    empty = work / "empty.tsv"
-    empty.write_text("")
-    kq = measured([sys.executable, "-m", "kquota.cli.main", "--version"])
-    java = measured([*java_cmd, bootstrap, str(empty), "commit"])
-    return {"kquota --version": kq[:2], "java AlterAll, empty batch": java[:2]}
+    """startup times each tool with nothing to apply: the fixed cost under every row."""
+    empty = work / "empty"
+    empty.mkdir()
+    (empty / "quotas.yaml").write_text("apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n")
+    (empty / "batch.tsv").write_text("")
+    kq = measured(
+        [sys.executable, "-m", "kquota.cli.main", "apply", str(empty),
+         "--bootstrap-server", bootstrap, "--auto-approve"]
+    )  # fmt: skip
+    java = measured([*java_cmd, bootstrap, str(empty / "batch.tsv"), "commit"])
+    return {
+        "kquota apply, empty desired state (start-up, imports, connect, describe, "
+        "'nothing to apply')": kq[:2],
+        "java AlterAll, empty batch (JVM start-up, AdminClient created, no request)": java[:2],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS-apply.md")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for bench_fleet.py")
     parser.add_argument("--no-breakdown", dest="breakdown", action="store_false")
+    parser.add_argument("--probe-size", type=int, help="entities for the unchunked probe")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
@@ -347,18 +394,21 @@ def main() -> None:
             bootstrap = info.bootstrap_servers
             fixed = startup(java_cmd, bootstrap, work)
             warm_up(bootstrap)
+            probe = unchunked_probe(bootstrap, java_cmd, args.probe_size or sizes[0], work)
+            print(f"unchunked probe: {probe}", file=sys.stderr)
             for size in sizes:
                 results.append(bench_size(size, bootstrap, java_cmd, work, args))
-            smallest = results[0]
-            probe = "not run (the smallest batch is below the controller's limit)"
-            if smallest.keys > CONTROLLER_MAX_KEYS:
-                probe = unchunked_probe(
-                    bootstrap, java_cmd, work / f"n{smallest.size}" / "batch.tsv", smallest.keys
-                )
         finally:
             stop_broker(broker_dir)
     report = render(
-        results, fixed, probe, load_before, os.getloadavg(), time.monotonic() - began, waited
+        results,
+        fixed,
+        probe,
+        load_before,
+        os.getloadavg(),
+        time.monotonic() - began,
+        waited,
+        args.reps,
     )
     args.out.write_text(report)
     print(report)
@@ -376,6 +426,7 @@ def render(
     load_after: tuple[float, float, float],
     elapsed: float,
     waited: float,
+    reps: int,
 ) -> str:
     lines = [
         "## Apply against a live broker (issue 5)",
@@ -383,9 +434,10 @@ def render(
         f"`python benchmarks/bench_apply.py`, Python {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} CPUs, Kafka {KAFKA_VERSION} dev broker "
         "(KRaft, combined broker+controller, PLAINTEXT, loopback, 768 MiB heap) sharing the "
-        "machine with the tools. One run of the script, one broker, each tool run once per "
-        "size as a separate process; wall time and peak RSS of the process tree sampled every "
-        "100 ms (`benchmarks/proctree.py`). Ratios are tool / kquota (below 1 = the tool is "
+        "machine with the tools. One run of the script, one broker; each tool runs as a "
+        f"separate process, {reps} times per size (round robin over the tools); wall time "
+        "(median) and peak RSS of the process tree (largest; sampled every 100 ms, "
+        "`benchmarks/proctree.py`). Ratios are tool / kquota (below 1 = the tool is "
         "faster or smaller than kquota). Load average (1/5/15 min) before the timed runs "
         f"{_load(load_before)}, after {_load(load_after)}; the script waited "
         f"{waited:.0f} s for `bench_fleet.py` to finish first and then took {elapsed:.0f} s.",
@@ -431,13 +483,17 @@ def render(
             "",
             "Where kquota apply's time goes: its steps run in-process (one more apply per "
             "size, the real `apply_plan` over a clock-wrapped QuotaAdmin; no Python start-up "
-            "or imports), seconds:",
+            "or imports), seconds. The validate-only pass is one QuotaAdmin call over every "
+            "alteration (chunks pipelined, 4 in flight); the commit pass is apply's batches of "
+            "2,000 entities, one call after another; verification starts when the last commit "
+            "returns and sleeps 0.25 s between describes:",
             "",
             "| phase | " + " | ".join(f"{r.size:,}" for r in results if r.phases) + " |",
             "|---|" + "---:|" * sum(1 for r in results if r.phases),
         ]
         for name in names:
-            cells = " | ".join(f"{r.phases.get(name, 0.0):.2f}" for r in results if r.phases)
+            fmt = "{:.0f}" if "count" in name else "{:.2f}"
+            cells = " | ".join(fmt.format(r.phases.get(name, 0.0)) for r in results if r.phases)
             lines.append(f"| {name} | {cells} |")
     lines.append("")
     return "\n".join(lines)
