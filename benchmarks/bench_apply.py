@@ -8,7 +8,7 @@ separate process, on a cluster that holds no quota at all:
 
 - ``kquota``: ``kquota apply DIR --bootstrap-server BS --auto-approve``: loads the YAML,
   describes the cluster and plans, prints the plan, sends a validate-only pass over every
-  alteration, commits (batches of 2,000 entities, each chunked below the controller's limit),
+  alteration, commits (in apply's batches, each chunked below the controller's limit),
   then describes again until the cluster shows every change (verification);
 - ``java commit``: ``benchmarks/java`` AlterAll, ``Admin.alterClientQuotas`` once per chunk
   of at most 5,000 changed keys (the AdminClient sends one request per call and the controller
@@ -47,13 +47,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import javapeer  # noqa: E402
 from proctree import run_measured  # noqa: E402
 
+from kquota.apply.applier import DEFAULT_BATCH_SIZE  # noqa: E402
 from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp  # noqa: E402
 from kquota.model import Entity, QuotaState  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-JAVA_DIR = HERE / "java"
 KAFKA_VERSION = "4.3.1"
 CHUNK_KEYS = 5000  # as kquota.kafka.admin.DEFAULT_CHUNK_KEYS
 CONTROLLER_MAX_KEYS = 10_000  # the controller's MAX_RECORDS_PER_USER_OP
@@ -154,39 +155,14 @@ def clear(admin: QuotaAdmin, state: QuotaState) -> None:
 
 
 def build_java() -> list[str]:
-    """build_java compiles benchmarks/java into the cache; returns AlterAll's command prefix.
-
-    The same Maven invocation as bench_describe.build_java, with its own build directory so
-    the two benchmarks never race on one ``target``.
-    """
-    out = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    out = out / "kquota" / "bench-apply-java"
-    out.mkdir(parents=True, exist_ok=True)
-    cp_file = out / "classpath.txt"
-    subprocess.run(
-        [
-            "mvn", "-q", "-f", str(JAVA_DIR / "pom.xml"),
-            f"-Dkquota.build.dir={out / 'target'}",
-            f"-Dkafka.version={KAFKA_VERSION}",
-            "compile", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}",
-        ],
-        check=True,
-    )  # fmt: skip
-    classpath = f"{out / 'target' / 'classes'}{os.pathsep}{cp_file.read_text().strip()}"
-    return ["java", "-cp", classpath, "kquota.bench.AlterAll"]
+    """build_java compiles benchmarks/java into the cache; returns AlterAll's command prefix."""
+    return javapeer.build_java("kquota.bench.AlterAll", "bench-apply-java", KAFKA_VERSION)
 
 
 def measured(cmd: list[str], *, expect_ok: bool = True) -> tuple[float, float, str]:
-    """measured runs ``cmd``; returns (wall seconds, peak RSS MiB of the tree, its output).
-
-    The output goes to a file (``sh`` execs the command, so the tree is the command alone):
-    run_measured reads its pipes only once the process has ended, and a plan of 10k entities
-    fills a pipe long before that.
-    """
-    with tempfile.NamedTemporaryFile("r", suffix=".out") as log:
-        wrapped = ["sh", "-c", 'exec "$@" >"$0" 2>&1', log.name, *cmd]
-        wall, rss, proc = run_measured(wrapped, timeout=TOOL_TIMEOUT)
-        output = log.read()
+    """measured runs ``cmd``; returns (wall seconds, peak RSS MiB of the tree, its output)."""
+    wall, rss, proc = run_measured(cmd, timeout=TOOL_TIMEOUT)
+    output = proc.stdout + proc.stderr
     if expect_ok and proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}… failed ({proc.returncode}):\n{output[-3000:]}")
     return wall, rss, output
@@ -450,7 +426,8 @@ def render(
         "",
         "- **kquota apply**: `kquota apply DIR --bootstrap-server BS --auto-approve`: loads "
         "the YAML, describes the cluster, plans, prints the plan, validate-only pass over "
-        "every alteration, commit in batches of 2,000 entities (each chunked to at most 5,000 "
+        f"every alteration, commit in batches of {DEFAULT_BATCH_SIZE:,} entities "
+        "(each chunked to at most 5,000 "
         "keys per request, 4 requests in flight), then describes until the cluster shows "
         "every change. **It does more work than either Java variant** (describe and plan "
         "before, render, verify after); the breakdown below shows how much.",
@@ -485,7 +462,8 @@ def render(
             "size, the real `apply_plan` over a clock-wrapped QuotaAdmin; no Python start-up "
             "or imports), seconds. The validate-only pass is one QuotaAdmin call over every "
             "alteration (chunks pipelined, 4 in flight); the commit pass is apply's batches of "
-            "2,000 entities, one call after another; verification starts when the last commit "
+            f"{DEFAULT_BATCH_SIZE:,} entities, one call after another; "
+            "verification starts when the last commit "
             "returns and sleeps 0.25 s between describes:",
             "",
             "| phase | " + " | ".join(f"{r.size:,}" for r in results if r.phases) + " |",

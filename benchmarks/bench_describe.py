@@ -35,7 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-JAVA_DIR = HERE / "java"
+sys.path.insert(0, str(HERE))
+import javapeer  # noqa: E402
+
 KAFKA_VERSION = "4.3.1"
 TOOL_TIMEOUT = 300.0
 
@@ -47,27 +49,9 @@ class Measured:
     entities: int
 
 
-def cache_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "kquota" / "bench-describe-java"
-
-
 def build_java() -> list[str]:
     """build_java compiles the Java program into the cache and returns its command prefix."""
-    out = cache_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    cp_file = out / "classpath.txt"
-    subprocess.run(
-        [
-            "mvn", "-q", "-f", str(JAVA_DIR / "pom.xml"),
-            f"-Dkquota.build.dir={out / 'target'}",
-            f"-Dkafka.version={KAFKA_VERSION}",
-            "compile", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}",
-        ],
-        check=True,
-    )  # fmt: skip
-    classpath = f"{out / 'target' / 'classes'}{os.pathsep}{cp_file.read_text().strip()}"
-    return ["java", "-cp", classpath, "kquota.bench.DescribeAll"]
+    return javapeer.build_java("kquota.bench.DescribeAll", "bench-describe-java", KAFKA_VERSION)
 
 
 def entity_parts(i: int) -> dict[str, str | None]:
@@ -91,7 +75,7 @@ def load(bootstrap: str, start: int, stop: int) -> float:
     for i in range(start, stop):
         parts = entity_parts(i)
         if "ip" in parts:
-            ops = (QuotaOp.set("connection_creation_rate", 10 + i % 50),)
+            ops: tuple[QuotaOp, ...] = (QuotaOp.set("connection_creation_rate", 10 + i % 50),)
         else:
             ops = (
                 QuotaOp.set("producer_byte_rate", 1048576 * (1 + i % 64)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,18 +39,24 @@ def _tree_rss_kib(root: int) -> int:
 def run_measured(
     cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 3600
 ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-    """run_measured returns (seconds, peak MiB of the process tree, completed process)."""
-    began = time.monotonic()
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or dict(os.environ)
-    )
-    peak = 0
-    while proc.poll() is None:
-        peak = max(peak, _tree_rss_kib(proc.pid))
-        if time.monotonic() - began > timeout:
-            proc.kill()
-            break
-        time.sleep(0.1)
-    out, err = proc.communicate()
-    elapsed = time.monotonic() - began
-    return elapsed, peak / 1024, subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    """run_measured returns (seconds, peak MiB of the process tree, completed process).
+
+    Output goes to temporary files, not pipes: a child that writes more than a pipe holds
+    (a large plan) would block until read, and we only read once it has exited.
+    """
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        began = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env or dict(os.environ))
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss_kib(proc.pid))
+            if time.monotonic() - began > timeout:
+                proc.kill()
+                break
+            time.sleep(0.1)
+        proc.wait()
+        elapsed = time.monotonic() - began
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read())
+    return elapsed, peak / 1024, done

@@ -24,7 +24,12 @@ from kquota.errors import KquotaError
 from kquota.model import Entity, QuotaState
 from kquota.plan.types import Alteration, Plan
 
-DEFAULT_BATCH_SIZE = 2000
+DEFAULT_BATCH_SIZE = 20_000
+"""Alterations per commit call. QuotaAdmin splits each call into requests of at most 5,000
+changed keys and keeps several in flight, so a batch must span several requests for that
+pipelining to pay (measured: 100k alterations committed in 6.2 s as one call, 8.2 s in
+batches of 2,000). A connection cut leaves at most one batch uncertain, and apply settles
+that batch by describing."""
 SETTLE_TIMEOUT = 5.0
 """How long to watch for the batch that was in flight when a connection broke: a committed
 batch shows within this on a healthy cluster; one that never reached the controller never

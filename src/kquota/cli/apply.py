@@ -28,6 +28,9 @@ from kquota.errors import KquotaError, UsageError
 from kquota.plan.types import Plan
 from kquota.render.format import display_entity
 
+PROGRESS_FROM = 5_000
+"""Plans with at least this many alterations get a progress bar (on a terminal)."""
+
 
 def _is_saved_plan(args: tuple[Path, ...]) -> bool:
     return len(args) == 1 and args[0].suffix == ".json" and args[0].is_file()
@@ -63,11 +66,11 @@ def _confirm(auto_approve: bool, plan: Plan) -> None:
 
 def _progress(total: int) -> tuple[Any, Any]:
     """_progress is a progress bar on stderr for large plans on a terminal, else nothing."""
-    if total < 2 * DEFAULT_BATCH_SIZE or not sys.stderr.isatty():
+    if total < PROGRESS_FROM or not sys.stderr.isatty():
         return None, None
     from rich.progress import Progress
 
-    bar = Progress(transient=True)
+    bar = Progress(transient=True)  # per committed batch
     task = bar.add_task("committing", total=total)
     bar.start()
     return bar, lambda n: bar.update(task, advance=n)
