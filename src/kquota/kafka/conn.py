@@ -80,6 +80,7 @@ API_NAMES = {
 }
 
 _SIZE = struct.Struct(">i")
+_HANDSHAKE_APIS = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE})
 
 
 def backoff_seconds(attempt: int, base_ms: int, max_ms: int = MAX_BACKOFF_MS) -> float:
@@ -293,10 +294,13 @@ class BrokerConnection:
                     ) from None
                 if not pending.future.done():
                     pending.future.set_result(body)
-                self._answered = True
+                if pending.api_key not in _HANDSHAKE_APIS:
+                    self._answered = True
         except asyncio.IncompleteReadError as e:
             what = "mid-frame" if e.partial else ""
-            # Before any answer, a close is most often a protocol mismatch; after, a cut.
+            # Before the first answer past the handshake, a close is most often a protocol
+            # mismatch (a broker answers ApiVersions on any listener, then hangs up on a client
+            # that skipped SASL); after it, the connection was cut.
             hint = (
                 ""
                 if self._answered
