@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kquota.plan.policy import Policy
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from kquota.engines.spark import SparkSettings
@@ -47,6 +50,13 @@ _prune = click.option("--prune/--no-prune", default=False, show_default=True)
 _allow = click.option("--allow-mass-removal", is_flag=True)
 
 
+def _fleet_options(f: F) -> F:
+    """_fleet_options: the inputs, output and engine flags every fleet command takes."""
+    for option in reversed((_desired, _snapshots, _out, _engine, _master, _driver_memory)):
+        f = option(f)
+    return f
+
+
 @click.group("fleet")
 def command() -> None:
     """Plan, drift and resolve for a whole fleet of clusters in one job."""
@@ -76,12 +86,7 @@ def _plans(
 
 
 @command.command("plan")
-@_desired
-@_snapshots
-@_out
-@_engine
-@_master
-@_driver_memory
+@_fleet_options
 @_prune
 @_allow
 def plan_cmd(
@@ -111,12 +116,7 @@ def plan_cmd(
 
 
 @command.command("drift")
-@_desired
-@_snapshots
-@_out
-@_engine
-@_master
-@_driver_memory
+@_fleet_options
 @_prune
 def drift_cmd(
     desired_root: Path,
@@ -139,9 +139,7 @@ def drift_cmd(
 
 
 @command.command("resolve")
-@_desired
-@_snapshots
-@_out
+@_fleet_options
 @click.option(
     "--principals",
     required=True,
@@ -155,9 +153,6 @@ def drift_cmd(
     show_default=True,
     help="Resolve against what the clusters have, or what the YAML will give them.",
 )
-@_engine
-@_master
-@_driver_memory
 def resolve_cmd(
     desired_root: Path,
     snapshots_dir: Path,
