@@ -242,7 +242,7 @@ class BrokerConnection:
             await self.close()
             raise timed_out from None
         except (ConnectionError, OSError) as e:
-            lost = BrokerConnectionError(f"connection to {self.address} lost: {_reason(e)}")
+            lost = self._lost(f"connection to {self.address} lost: {_reason(e)}")
             self._fail(lost)
             raise lost from None
 
@@ -298,27 +298,31 @@ class BrokerConnection:
                     self._answered = True
         except asyncio.IncompleteReadError as e:
             what = "mid-frame" if e.partial else ""
-            # Before the first answer past the handshake, a close is most often a protocol
-            # mismatch (a broker answers ApiVersions on any listener, then hangs up on a client
-            # that skipped SASL); after it, the connection was cut.
-            hint = (
-                ""
-                if self._answered
-                else " (wrong security.protocol for this listener, or the broker dropped us)"
-            )
-            self._fail(
-                BrokerConnectionError(
-                    f"{self.address} closed the connection {what}".rstrip() + hint
-                )
-            )
+            self._fail(self._lost(f"{self.address} closed the connection {what}".rstrip()))
         except BrokerConnectionError as e:
             self._fail(e)
         except (OSError, ssl.SSLError) as e:
-            self._fail(BrokerConnectionError(f"connection to {self.address} lost: {_reason(e)}"))
+            self._fail(self._lost(f"connection to {self.address} lost: {_reason(e)}"))
         finally:
             if self._error is None:
                 self._fail(BrokerConnectionError(f"connection to {self.address} closed"))
             self._writer.close()
+
+    def _lost(self, message: str) -> BrokerConnectionError:
+        """_lost explains a dropped connection, with a hint when it died early.
+
+        Before the first answer past the handshake, a close is most often a configuration
+        mismatch: a broker answers ApiVersions on any listener, then hangs up on a client that
+        skipped SASL, and with TLS 1.3 a missing client certificate is only refused after the
+        handshake. After that answer, the connection was cut.
+        """
+        if self._answered:
+            return BrokerConnectionError(message)
+        hint = "wrong security.protocol for this listener, or the broker dropped us"
+        tls = self._config.security_protocol in ("SSL", "SASL_SSL")
+        if tls and self._config.ssl_certificate_location is None:
+            hint += "; if the listener requires client certificates, set ssl.certificate.location"
+        return BrokerConnectionError(f"{message} ({hint})")
 
     async def _negotiate(self) -> None:
         version = min(API_VERSIONS_VERSION, supported_versions(API_VERSIONS)[1])
