@@ -45,6 +45,8 @@ POLICIES = {
         max_removals=1000,
     ),
     "scoped-guarded": Policy.build([{"client-id": "*"}], prune=True, max_removals=0),
+    # Nothing declared falls in this scope: the guard must read it as an empty desired state.
+    "scope-nothing-declared": Policy.build([{"user": "legacy-*"}], prune=True, max_removals=1000),
 }
 
 
@@ -68,7 +70,10 @@ def test_spark_and_local_plans_are_identical(
     summaries = [
         json.loads(t)["summary"] for f, t in local_files.items() if f.endswith(".plan.json")
     ]
-    assert all(s["create"] and s["update"] for s in summaries)
+    if name != "scope-nothing-declared":
+        assert all(s["create"] and s["update"] for s in summaries)
+    else:
+        assert all("desired state is empty" in s["guard_violation"] for s in summaries)
     assert sum(s["remove_ops"] for s in summaries) > 0
     if policy.scope is not None:
         assert all(sum(s["ignored"].values()) > 0 for s in summaries)

@@ -12,7 +12,7 @@ It is a translation of the local planner, not a second design:
 4. group per entity: counts for every entity, ops and snapshot values only for the entities
    that change, which are all the driver collects;
 5. build each cluster's :class:`~kquota.plan.types.Plan` on the driver with the planner's own
-   alteration, guard and fingerprint code.
+   ``alteration_of`` and ``finish_plan`` (ordering, removal counts, guard, fingerprint).
 
 Value comparison uses Spark's ``=``. It equals the planner's bitwise ``same_value`` on every
 input a plan can have: desired values are positive finite numbers (local validation), and
@@ -35,11 +35,10 @@ from kquota.errors import KquotaError
 from kquota.fleet.layout import FleetCluster
 from kquota.fleet.rows import entity_of
 from kquota.model import QuotaState
-from kquota.plan.fingerprint import snapshot_fingerprint
-from kquota.plan.planner import alteration_of
+from kquota.plan.planner import alteration_of, finish_plan
 from kquota.plan.policy import Policy
 from kquota.plan.rules import FACT_NAMES, RULES, Outcome
-from kquota.plan.types import ChangeKind, IgnoredGroup, IgnoreReason, Op, Plan, Removals
+from kquota.plan.types import IgnoreReason, Op, Plan
 
 _ERROR_KEY = "\x00error"
 
@@ -280,7 +279,9 @@ class SparkEngine:
                         ~F.col("declared") & F.col("in_scope") & (F.col("n_ops") == 0), 1
                     ).otherwise(0)
                 ).alias("not_declared"),
-                F.sum(F.when(F.col("declared"), 1).otherwise(0)).alias("declared_entities"),
+                F.sum(F.when(F.col("declared") & F.col("in_scope"), 1).otherwise(0)).alias(
+                    "declared_in_scope"
+                ),
             )
             .collect()
         )
@@ -315,7 +316,6 @@ def _cluster_plan(name: str, policy: Policy, counts: dict[str, int], rows: list[
     """_cluster_plan builds one cluster's Plan from the job's counts and changed entities."""
     alterations = []
     current: QuotaState = {}
-    removed_quotas = removed_entities = 0
     for row in rows:
         entity = entity_of(row["entity"])
         have = {v["key"]: v["cv"] for v in row["current"]} if row["n_current"] else None
@@ -326,36 +326,22 @@ def _cluster_plan(name: str, policy: Policy, counts: dict[str, int], rows: list[
             ),
             key=lambda op: op.key,
         )
-        alteration = alteration_of(entity, ops, have)
-        alterations.append(alteration)
+        alterations.append(alteration_of(entity, ops, have))
         if have is not None:
             current[entity] = have
-        removed_quotas += sum(1 for op in ops if op.remove)
-        removed_entities += alteration.kind is ChangeKind.DELETE
-    alterations.sort(key=lambda a: a.entity.sort_key())
-    removals = Removals(
-        quotas=removed_quotas,
-        entities=removed_entities,
-        managed_quotas=counts.get("managed_quotas", 0),
-        managed_entities=counts.get("managed_entities", 0),
-    )
-    violation = policy.guard(removals, desired_empty=counts.get("declared_entities", 0) == 0)
-    ignored_counts = {
-        IgnoreReason.OUT_OF_SCOPE: counts.get("out_of_scope", 0),
-        IgnoreReason.DECLARED_OUT_OF_SCOPE: counts.get("declared_out_of_scope", 0),
-        IgnoreReason.NOT_DECLARED: counts.get("not_declared", 0),
-    }
-    return Plan(
-        alterations=tuple(alterations),
+    return finish_plan(
+        alterations,
+        policy=policy,
         cluster=name,
-        snapshot_fingerprint=snapshot_fingerprint(current, (a.entity for a in alterations)),
-        removals=removals,
-        guard_violation=violation,
-        mass_removal_allowed=violation is not None and policy.allow_mass_removal,
+        snapshot=current,
+        declared_in_scope=counts.get("declared_in_scope", 0),
+        managed_entities=counts.get("managed_entities", 0),
+        managed_quotas=counts.get("managed_quotas", 0),
         unchanged=counts.get("unchanged", 0),
-        ignored=tuple(
-            IgnoredGroup(reason, ignored_counts[reason])
-            for reason in IgnoreReason
-            if ignored_counts[reason]
-        ),
+        # The job counts ignored entities; it does not collect them to the driver.
+        ignored={
+            IgnoreReason.OUT_OF_SCOPE: (counts.get("out_of_scope", 0), ()),
+            IgnoreReason.DECLARED_OUT_OF_SCOPE: (counts.get("declared_out_of_scope", 0), ()),
+            IgnoreReason.NOT_DECLARED: (counts.get("not_declared", 0), ()),
+        },
     )

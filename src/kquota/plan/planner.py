@@ -17,7 +17,7 @@ entities, and would blur the one place the rules live. The plan itself is the re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kquota.model import Entity, QuotaState, QuotaValues
 from kquota.plan.fingerprint import snapshot_fingerprint
@@ -55,7 +55,6 @@ def plan(
     unchanged = 0
     ignored: dict[IgnoreReason, list[Entity]] = {r: [] for r in IgnoreReason}
     managed_entities = managed_quotas = 0
-    removed_quotas = removed_entities = 0
     declared_in_scope = 0
 
     # Matched snapshot entities are popped from a copy (copying a dict reuses its stored
@@ -74,10 +73,7 @@ def plan(
         if not ops:
             unchanged += 1
             continue
-        alteration = alteration_of(entity, ops, have)
-        removed_quotas += sum(1 for op in ops if op.remove)
-        removed_entities += alteration.kind is ChangeKind.DELETE
-        alterations.append(alteration)
+        alterations.append(alteration_of(entity, ops, have))
 
     shortcut = entity_outcome(in_scope=True, declared=False, prune=prune)
     for entity, have in rest.items():
@@ -93,15 +89,43 @@ def plan(
         if not ops:
             ignored[IgnoreReason.NOT_DECLARED].append(entity)
             continue
-        alteration = alteration_of(entity, ops, have)
-        removed_quotas += sum(1 for op in ops if op.remove)
-        removed_entities += alteration.kind is ChangeKind.DELETE
-        alterations.append(alteration)
+        alterations.append(alteration_of(entity, ops, have))
 
+    return finish_plan(
+        alterations,
+        policy=policy,
+        cluster=cluster,
+        snapshot=snapshot,
+        declared_in_scope=declared_in_scope,
+        managed_entities=managed_entities,
+        managed_quotas=managed_quotas,
+        unchanged=unchanged,
+        ignored={r: (len(ents), tuple(ents)) for r, ents in ignored.items()},
+    )
+
+
+def finish_plan(
+    alterations: list[Alteration],
+    *,
+    policy: Policy,
+    cluster: str | None,
+    snapshot: Mapping[Entity, QuotaValues],
+    declared_in_scope: int,
+    managed_entities: int,
+    managed_quotas: int,
+    unchanged: int,
+    ignored: Mapping[IgnoreReason, tuple[int, tuple[Entity, ...]]],
+) -> Plan:
+    """finish_plan turns an engine's classified entities into the Plan: every engine ends here.
+
+    It orders the alterations, counts removals, asks the guard and fingerprints the snapshot
+    values of the altered entities (``snapshot`` must hold at least those). ``ignored`` gives
+    per reason a count and the entities, which an engine that only counts may leave empty.
+    """
     alterations.sort(key=lambda a: a.entity.sort_key())
     removals = Removals(
-        quotas=removed_quotas,
-        entities=removed_entities,
+        quotas=sum(1 for a in alterations for op in a.ops if op.remove),
+        entities=sum(1 for a in alterations if a.kind is ChangeKind.DELETE),
         managed_quotas=managed_quotas,
         managed_entities=managed_entities,
     )
@@ -117,7 +141,10 @@ def plan(
         mass_removal_allowed=violation is not None and policy.allow_mass_removal,
         unchanged=unchanged,
         ignored=tuple(
-            IgnoredGroup(reason, len(ents), tuple(ents)) for reason, ents in ignored.items() if ents
+            IgnoredGroup(reason, count, entities)
+            for reason in IgnoreReason
+            for count, entities in [ignored.get(reason, (0, ()))]
+            if count
         ),
     )
 
