@@ -13,10 +13,16 @@ from pathlib import Path
 HERE = Path(__file__).parent
 ORDER = [
     ("describe", "bench_describe.py"),
+    ("wire", "bench_wire.py"),
     ("yaml", "bench_yaml_parse.py"),
-    ("plan", "bench_plan.py"),
+    ("plan-floor", "bench_plan_floor.py"),
+    ("impact", "bench_impact.py"),
     ("apply", "bench_apply.py"),
     ("fleet", "bench_fleet.py"),
+    ("fleet-processes", "bench_fleet.py"),
+    ("fleet-cluster", "bench_fleet.py"),
+    ("failover", "bench_failover.py"),
+    ("lease", "bench_lease.py"),
 ]
 INTRO = """# Benchmarks
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -37,9 +38,15 @@ def _tree_rss_kib(root: int) -> int:
 
 
 def run_measured(
-    cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 3600
+    cmd: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 3600,
+    also: Sequence[int] = (),
 ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """run_measured returns (seconds, peak MiB of the process tree, completed process).
+
+    ``also``: processes whose trees count too (a Spark worker the command's job runs on).
 
     Output goes to temporary files, not pipes: a child that writes more than a pipe holds
     (a large plan) would block until read, and we only read once it has exited.
@@ -49,7 +56,7 @@ def run_measured(
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env or dict(os.environ))
         peak = 0
         while proc.poll() is None:
-            peak = max(peak, _tree_rss_kib(proc.pid))
+            peak = max(peak, sum(_tree_rss_kib(pid) for pid in (proc.pid, *also)))
             if time.monotonic() - began > timeout:
                 proc.kill()
                 break

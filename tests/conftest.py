@@ -19,10 +19,13 @@ from pathlib import Path
 
 import pytest
 
+from cluster_harness import ThreeNodes
+from kquota.devbroker.cluster import start_cluster, stop_cluster
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, MissingToolError
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.devbroker.tools import kafka_configs
-from kquota.engines.spark import SparkEngine, SparkSettings
+from kquota.fleet.spark import SparkEngine, SparkSettings
+from spark_cluster import SparkCluster, standalone_cluster
 
 KAFKA_VERSION = os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
 
@@ -75,6 +78,38 @@ def kafka_broker_tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broke
         stop_broker(broker_dir)
 
 
+@pytest.fixture(scope="session")
+def three_node_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreeNodes]:
+    """One cluster of three KRaft nodes (each broker and controller) for the whole session."""
+    try:
+        KafkaJars.resolve(KAFKA_VERSION)
+    except MissingToolError as e:
+        pytest.fail(f"a real Kafka cluster is required and cannot be started: {e}", pytrace=False)
+    cluster_dir = tmp_path_factory.mktemp("kafka-cluster")
+    info = start_cluster(
+        cluster_dir,
+        nodes=3,
+        kafka_version=KAFKA_VERSION,
+        die_with_parent=True,
+        extra_users={"alice": "alice-secret"},
+    )
+    try:
+        yield ThreeNodes(cluster_dir, info, KAFKA_VERSION)
+    finally:
+        stop_cluster(cluster_dir)
+
+
+@pytest.fixture()
+def three_nodes(three_node_cluster: ThreeNodes) -> Iterator[ThreeNodes]:
+    """The session's three-node cluster, healthy before and after the test (a test that
+    kills nodes leaves them to this fixture to restart)."""
+    three_node_cluster.heal()
+    try:
+        yield three_node_cluster
+    finally:
+        three_node_cluster.heal()
+
+
 class KafkaConfigsTool:
     """Runs Kafka's kafka-configs against a broker; the independent second client."""
 
@@ -110,3 +145,17 @@ def spark_engine() -> Iterator[SparkEngine]:
         yield engine
     finally:
         engine.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkCluster]:
+    """A standalone Spark master and worker on loopback, shared by the whole session.
+
+    Its executors' Python has pyspark but not kquota (see tests/spark_cluster.py).
+    """
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        pytest.fail(f"PySpark is required for the Spark cluster tests: {e}", pytrace=False)
+    with standalone_cluster(tmp_path_factory.mktemp("spark-cluster"), cores=2) as cluster:
+        yield cluster

@@ -25,9 +25,10 @@ from kquota.audit import (
     AuditPublisher,
     DriftEvent,
     actor,
-    entity_key,
     git_commit,
     producer_config,
+    record_key,
+    topic_name_problem,
     utc_timestamp,
 )
 from kquota.devbroker.launcher import BrokerInfo
@@ -118,7 +119,7 @@ def _assert_events_on_topic(broker: BrokerInfo, topic: str, events: list[AuditEv
     got = _consume(broker, topic, len(events))
     assert len(got) == len(events)
     for msg, event in zip(got, events, strict=True):
-        assert msg.key() == entity_key(event.entity).encode()
+        assert msg.key() == record_key(event.entity).encode()
         assert msg.headers() == [
             ("event-type", b"quota.altered"),
             ("plan-id", b"plan-123"),
@@ -291,6 +292,68 @@ def test_empty_topic_is_refused() -> None:
         AuditPublisher("", {"bootstrap.servers": "127.0.0.1:1"})
 
 
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("", "the audit topic name is empty"),
+        (".", "'.' and '..' are not topic names"),
+        ("..", "'.' and '..' are not topic names"),
+        ("a" * 250, "audit topic name is 250 characters long; Kafka allows 249"),
+        (
+            "audit topic",
+            "audit topic 'audit topic' has characters Kafka does not allow in a topic name "
+            "(' '); allowed: ASCII letters, digits, '.', '_' and '-'",
+        ),
+        (
+            "aud\x1b[2Jit/x",
+            "audit topic 'aud\\x1b[2Jit/x' has characters Kafka does not allow in a topic "
+            "name ('\\x1b' '/' '[')",
+        ),
+        ("kquöta", "('ö')"),
+    ],
+)
+def test_topic_names_kafka_refuses_are_refused_before_connecting(name: str, problem: str) -> None:
+    assert problem in (topic_name_problem(name) or "")
+    with pytest.raises(AuditError) as e:
+        AuditPublisher(name, {"bootstrap.servers": f"127.0.0.1:{_closed_port()}"})
+    assert "\x1b" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["kquota-audit", "a" * 249, "A.b_c-9", "..."])
+def test_legal_topic_names(name: str) -> None:
+    assert topic_name_problem(name) is None
+
+
+def test_check_accepts_an_existing_writable_topic(kafka_broker: BrokerInfo) -> None:
+    topic = _fresh_topic(kafka_broker)
+    with AuditPublisher(topic, _plain(kafka_broker), timeout=10) as audit:
+        audit.check()
+
+
+def test_check_refuses_a_missing_topic_and_never_creates_it(kafka_broker: BrokerInfo) -> None:
+    # The dev broker auto-creates topics (Kafka's default): the check must not trigger it.
+    topic = f"kquota-typo-{uuid.uuid4().hex[:8]}"
+    with AuditPublisher(topic, _plain(kafka_broker), timeout=5) as audit:
+        with pytest.raises(AuditError) as e:
+            audit.check()
+        assert str(e.value) == (
+            f"audit topic {topic!r} does not exist on the cluster; create it first (kquota "
+            "never lets a topic be auto-created, so a typo cannot become a new topic)"
+        )
+        # Nor does a publish to it create it: it fails instead.
+        with pytest.raises(AuditError, match="not confirmed"):
+            audit.publish(_events())
+    metadata = AdminClient(_plain(kafka_broker)).list_topics(timeout=10)
+    assert topic not in metadata.topics
+
+
+def test_check_against_an_unreachable_cluster_is_a_message() -> None:
+    props = {"bootstrap.servers": f"127.0.0.1:{_closed_port()}"}
+    with AuditPublisher("kquota-audit", props, timeout=2) as audit, pytest.raises(AuditError) as e:
+        audit.check()
+    assert "audit topic 'kquota-audit'" in str(e.value)
+
+
 # --- events and config, pure --------------------------------------------------------------
 
 
@@ -318,7 +381,7 @@ def test_event_without_plan_id_has_no_plan_id_header() -> None:
 def test_entity_key_is_independent_of_type_order() -> None:
     a = Entity.of({"client-id": "app", "user": "bob"})
     b = Entity.of({"user": "bob", "client-id": "app"})
-    assert entity_key(a) == entity_key(b) == '{"client-id":"app","user":"bob"}'
+    assert record_key(a) == record_key(b) == '{"client-id":"app","user":"bob"}'
 
 
 def test_from_alteration_maps_ops() -> None:
@@ -365,7 +428,8 @@ def test_producer_config_maps_and_forces_guarantees() -> None:
             "bootstrap.servers": "b:9093",
             "security.protocol": "SASL_SSL",
             "sasl.mechanism": "SCRAM-SHA-512",
-            "sasl.jaas.config": 'x.ScramLoginModule required username="u" password="p\\"q";',
+            "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+            'required username="u" password="p\\"q";',
             "ssl.truststore.location": "/etc/ca.pem",
             "ssl.truststore.type": "PEM",
             "ssl.endpoint.identification.algorithm": "",
@@ -384,6 +448,7 @@ def test_producer_config_maps_and_forces_guarantees() -> None:
         "ssl.endpoint.identification.algorithm": "none",
         "enable.idempotence": "true",
         "acks": "all",
+        "allow.auto.create.topics": "false",
         "message.timeout.ms": "7500",
     }
 
@@ -457,3 +522,24 @@ def test_actor_falls_back_to_os_user(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_ACTOR", raising=False)
     monkeypatch.setattr(getpass, "getuser", lambda: "ops-user")
     assert actor() == "ops-user"
+
+
+def test_a_fatal_producer_error_behind_a_system_error_is_unwrapped() -> None:
+    # confluent-kafka runs delivery callbacks while a fatal error it is about to raise is
+    # pending; a C call made in one then surfaces as SystemError caused by that error (seen on
+    # the authorizer broker when WRITE was revoked mid-apply).
+    from confluent_kafka import KafkaError, KafkaException
+
+    from kquota.audit import _fatal_error
+
+    fatal = KafkaException(
+        KafkaError(KafkaError.CLUSTER_AUTHORIZATION_FAILED, "no pid", fatal=True)
+    )
+    wrapped = SystemError("returned a result with an exception set")
+    wrapped.__cause__ = fatal
+    assert _fatal_error(wrapped) is fatal
+    assert _fatal_error(fatal) is fatal
+    unrelated = SystemError("something else")
+    unrelated.__cause__ = ValueError("not kafka")
+    with pytest.raises(SystemError, match="something else"):
+        _fatal_error(unrelated)

@@ -6,11 +6,15 @@ import io
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import kquota.snapshot as snapshot_module
 from kquota.model import Entity, QuotaState
 from kquota.snapshot import (
     SnapshotError,
     dump_snapshot,
+    parse_snapshot,
     read_snapshot,
     snapshot_fingerprint,
     write_snapshot,
@@ -120,3 +124,112 @@ def test_fingerprint_is_exact_and_canonical() -> None:
     )
     zero = snapshot_fingerprint({bob: {"k": 0.0}})
     assert zero != snapshot_fingerprint({bob: {"k": -0.0}})
+
+
+def test_equal_values_are_shared_and_checked_as_before(tmp_path: Path) -> None:
+    # Entries with equal quotas share one dict (memory at 1M entities); an entry whose
+    # values merely compare equal to pooled ones (true == 1.0, -0.0 == 0.0) is still read
+    # for what it is.
+    rows = [
+        '{"entity": {"user": "a"}, "quotas": {"request_percentage": 1.0}}',
+        '{"entity": {"user": "b"}, "quotas": {"request_percentage": 1}}',
+        '{"entity": {"user": "c"}, "quotas": {"consumer_byte_rate": 0.0}}',
+        '{"entity": {"user": "d"}, "quotas": {"consumer_byte_rate": -0.0}}',
+    ]
+    state = read_snapshot(_write(tmp_path, "\n".join(rows)))
+    a, b, c, d = (state[Entity.of({"user": u})] for u in "abcd")
+    assert a is b and a == {"request_percentage": 1.0}
+    assert type(b["request_percentage"]) is float
+    assert str(c["consumer_byte_rate"]) == "0.0" and str(d["consumer_byte_rate"]) == "-0.0"
+    bad = rows[0] + '\n{"entity": {"user": "e"}, "quotas": {"request_percentage": true}}'
+    with pytest.raises(SnapshotError, match=r":2: quota 'request_percentage' must be a number"):
+        read_snapshot(_write(tmp_path, bad))
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.jsonl"
+    path.write_text(text + "\n")
+    return path
+
+
+def _outcome(data: bytes) -> tuple[QuotaState, dict[str, str | None]] | str:
+    meta: dict[str, str | None] = {}
+    try:
+        return parse_snapshot(data, "s.json", meta), meta
+    except SnapshotError as e:
+        return str(e)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n=st.integers(1, 6),
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 2000), st.sampled_from([b"", b",", b"\n", b"]", b"}", b" ", b"1"])
+        ),
+        max_size=3,
+    ),
+)
+def test_written_layout_reads_as_the_document_path(n: int, edits: list[tuple[int, bytes]]) -> None:
+    # The entry-by-entry reader of dump_snapshot's layout must give what parsing the whole
+    # document gives: the same state, or (after edits) the same error, or decline.
+    state = {
+        Entity.of({"user": f"u{i}"}): {"producer_byte_rate": 1024.0 * (i % 2 + 1)} for i in range(n)
+    }
+    data = dump_snapshot(state, meta={"cluster": "c", "cluster_id": "id-1"})
+    for at, insert in edits:
+        i = at % (len(data) + 1)
+        data = data[:i] + insert + data[i + 1 :]
+    fast = _outcome(data)
+    if not edits:
+        # The metadata too: a saved plan made from the snapshot records its cluster id.
+        assert fast == (state, {"cluster": "c", "cluster_id": "id-1", "captured_at": None})
+    written = snapshot_module._parse_as_written
+    snapshot_module._parse_as_written = lambda data, meta=None: None  # type: ignore[assignment]
+    try:
+        assert fast == _outcome(data)
+    finally:
+        snapshot_module._parse_as_written = written
+
+
+def test_entry_lines_match_one_encoding_per_entry_across_chunks() -> None:
+    """The writer encodes entries in chunks and splits them into lines afterwards; names that
+    look like an entry boundary, quotes and backslashes must not fool the split."""
+    import orjson
+
+    from kquota.model import sorted_entities
+
+    tricky = ['},{"entity":', '\\"},{"entity":x', "a\\", 'q"q', "ü\n", "", "<default>"]
+    state: QuotaState = {}
+    for i in range(4500):  # more than two chunks
+        name = f"{tricky[i % len(tricky)]}{i}"
+        entity = Entity.of({"user": name, "client-id": None} if i % 3 else {"entity": name})
+        state[entity] = {"z": float(i), "a": -0.0, tricky[i % len(tricky)]: 1e300}
+    meta = {"cluster": "c", "cluster_id": None}
+
+    def line(e: Entity, extra: dict[str, str | None]) -> bytes:
+        quotas = {k: state[e][k] for k in sorted(state[e])}
+        return orjson.dumps({"entity": e.to_json(), "quotas": quotas, **extra})
+
+    order = sorted_entities(state)
+    expected_json = b",\n".join(line(e, {}) for e in order)
+    assert dump_snapshot(state) == (
+        b'{"format_version": 1, "entries": [\n' + expected_json + b"\n]}\n"
+    )
+    expected_lines = b"".join(line(e, meta) + b"\n" for e in order)
+    assert dump_snapshot(state, "jsonl", meta) == expected_lines
+    assert parse_snapshot(dump_snapshot(state, "jsonl", meta)) == state
+    assert parse_snapshot(dump_snapshot(state)) == state
+
+
+def test_the_entry_by_entry_reader_keeps_the_recorded_cluster(tmp_path: Path) -> None:
+    # A saved plan made from a kquota snapshot records its cluster and id from this meta.
+    from kquota.model import Entity
+    from kquota.snapshot import dump_snapshot, read_snapshot_and_meta
+
+    path = tmp_path / "s.json"
+    meta = {"cluster": "c1", "cluster_id": "id-1", "captured_at": "2026-01-01T00:00:00+00:00"}
+    path.write_bytes(
+        dump_snapshot({Entity.of({"user": "a"}): {"request_percentage": 5.0}}, "json", meta)
+    )  # type: ignore[arg-type]
+    assert read_snapshot_and_meta(path)[1] == meta

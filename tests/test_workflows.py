@@ -129,10 +129,11 @@ def test_workflow_hygiene(path: Path) -> None:
         assert "timeout-minutes" in job, f"{path.name}: job {name} has no timeout"
         for perm, level in job.get("permissions", {}).items():
             assert level in ("read", "write", "none"), (name, perm, level)
-    # Actions pinned to a major version (a tag that only moves within that major).
+    # Actions pinned to a major version (a tag that only moves within that major), or this
+    # repository's own action from the checkout.
     for step in _steps(workflow):
         if "uses" in step:
-            assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+", step["uses"]), step["uses"]
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+|\./", step["uses"]), step["uses"]
     # Secrets only reach a step through env, never inline in a script or an action input.
     for where, value in _strings(workflow):
         if "secrets." in value:
@@ -142,29 +143,53 @@ def test_workflow_hygiene(path: Path) -> None:
 # --- the example's workflows ----------------------------------------------------------------
 
 
+KQUOTA_ACTION = "kquota/kquota@v0"
+
+
+def _action_steps(job: dict[str, Any], command: str) -> list[dict[str, Any]]:
+    return [
+        s
+        for s in job["steps"]
+        if s.get("uses") == KQUOTA_ACTION and s.get("with", {}).get("command") == command
+    ]
+
+
 def test_plan_runs_on_pull_requests_and_posts_a_comment() -> None:
     plan = _load(EXAMPLE_WORKFLOWS / "plan.yml")
     assert "pull_request" in _on(plan)
-    runs = _runs(plan)
-    assert "kquota validate" in runs
-    assert re.search(r"kquota plan --cluster \S+ --format markdown --out \S+", runs)
-    assert "--detailed-exitcode" in runs
-    assert "gh pr comment" in runs
     (job,) = plan["jobs"].values()
+    assert job["strategy"]["matrix"]["cluster"] == ["staging", "prod"]
+    assert len(_action_steps(job, "validate")) == 1
+    (step,) = _action_steps(job, "plan")
+    assert step["with"] == {
+        "command": "plan",
+        "cluster": "${{ matrix.cluster }}",
+        "comment": "true",
+    }
     assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
     uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
-    assert len(uploads) == 1 and uploads[0]["with"]["path"] == "plans/"
+    assert len(uploads) == 1
+    assert uploads[0]["with"]["path"] == "${{ steps.plan.outputs.plan-file }}"
     assert plan["concurrency"]["cancel-in-progress"] is True
 
 
-def test_apply_runs_on_push_to_main_with_auto_approve_and_never_races() -> None:
+def test_apply_runs_on_push_to_main_and_never_races() -> None:
     apply = _load(EXAMPLE_WORKFLOWS / "apply.yml")
     assert _on(apply)["push"]["branches"] == ["main"]
-    applies = [line for line in _runs(apply).splitlines() if line.startswith("kquota apply")]
-    assert len(applies) == 2
-    for line in applies:
-        assert re.match(r"kquota apply \S+\.json ", line)
-        assert "--auto-approve" in line and "--audit-topic" in line
+    for name, cluster in (("apply-staging", "staging"), ("apply-prod", "prod")):
+        job = apply["jobs"][name]
+        (plan_step,) = _action_steps(job, "plan")
+        (apply_step,) = _action_steps(job, "apply")
+        # The operator's cluster is the target; the saved plan is only checked against it.
+        assert plan_step["with"]["cluster"] == apply_step["with"]["cluster"] == cluster
+        args = apply_step["with"]["args"]
+        assert args.startswith("${{ steps.plan.outputs.plan-file }} ") and "--audit-topic" in args
+        assert job["steps"].index(plan_step) < job["steps"].index(apply_step)
+    # The action runs apply with --auto-approve.
+    assert (
+        'kquota apply "${target[@]}" --auto-approve'
+        in (ROOT / "scripts" / "action-run").read_text()
+    )
     # One apply at a time, and a queued one never cancels a running one.
     assert apply["concurrency"] == {"group": "kquota-apply", "cancel-in-progress": False}
     # Write credentials come from protected environments, prod after staging.
@@ -178,14 +203,16 @@ def test_drift_runs_nightly_and_reports_to_an_issue() -> None:
     triggers = _on(drift)
     assert triggers["schedule"] and all("cron" in s for s in triggers["schedule"])
     assert "workflow_dispatch" in triggers
-    runs = _runs(drift)
-    assert "kquota drift --all --format markdown" in runs
-    assert "gh issue create" in runs and "gh issue edit" in runs
     (job,) = drift["jobs"].values()
+    (step,) = _action_steps(job, "drift")
+    # Every cluster (no cluster input: --all); drift becomes an issue instead of a red step.
+    assert step["with"] == {"command": "drift", "fail-on-drift": "false"}
+    runs = _runs(drift)
+    assert "gh issue create" in runs and "gh issue edit" in runs
     assert job["permissions"] == {"contents": "read", "issues": "write"}
     # The issue step runs on drift (exit 2) only.
     conditions = [s.get("if", "") for s in job["steps"]]
-    assert "steps.drift.outputs.status == '2'" in conditions
+    assert "steps.drift.outputs.exit-code == '2'" in conditions
 
 
 def test_every_secret_kquota_yaml_needs_is_provided_by_the_workflows() -> None:

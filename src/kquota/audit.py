@@ -18,7 +18,11 @@ Decisions:
 - The producer is idempotent with ``acks=all``: librdkafka's internal retries cannot write a
   record twice or out of order, and "confirmed" means the in-sync replicas have it.
 - The producer is built in the constructor, so a bad client config fails before apply commits
-  anything, not after.
+  anything, not after; the topic name is checked there too, against Kafka's rules.
+- :meth:`AuditPublisher.check` checks the topic on the cluster before apply commits anything:
+  it exists (never auto-created: ``allow.auto.create.topics`` is forced off, so a typo in the
+  name cannot become a new topic) and this principal may write it. WRITE on the topic is what
+  the idempotent producer needs too: since KIP-679 it also grants IDEMPOTENT_WRITE.
 - Secrets never reach a message or a log line: librdkafka echoes invalid property *values* in
   its errors ("Invalid value "..." for configuration property"), so every error string and
   every librdkafka log line is scrubbed of the secret values it was given.
@@ -30,21 +34,22 @@ import getpass
 import json
 import logging
 import os
-import re
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from types import TracebackType
+from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from kquota import __version__
-from kquota.errors import KquotaError
+from kquota.closing import ClosesOnExit
+from kquota.errors import KquotaError, UsageError
 from kquota.model import Entity
+from kquota.render.format import safe_text
 from kquota.secrets import is_secret
+from kquota.timestamps import utc_timestamp
 
 CONTENT_TYPE = "application/json"
 ALTERED = "quota.altered"
@@ -62,17 +67,35 @@ class AuditError(KquotaError):
     """AuditError: audit events could not be written, or not confirmed as written."""
 
 
+MAX_TOPIC_LENGTH = 249
+_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def topic_name_problem(name: str) -> str | None:
+    """topic_name_problem is why Kafka would refuse ``name`` as a topic name, or None."""
+    # Quoted by hand: repr() would escape safe_text's backslashes a second time.
+    shown = "'" + safe_text(name) + "'"
+    if not name:
+        return "the audit topic name is empty"
+    if name in (".", ".."):
+        return f"audit topic {shown}: '.' and '..' are not topic names"
+    if len(name) > MAX_TOPIC_LENGTH:
+        return f"audit topic name is {len(name)} characters long; Kafka allows {MAX_TOPIC_LENGTH}"
+    bad = sorted({c for c in name if c not in _TOPIC_CHARS})
+    if bad:
+        listed = " ".join(f"'{safe_text(c)}'" for c in bad)
+        return (
+            f"audit topic {shown} has characters Kafka does not allow in a topic name "
+            f"({listed}); allowed: ASCII letters, digits, '.', '_' and '-'"
+        )
+    return None
+
+
 # --- events -------------------------------------------------------------------------------
 
 
-def utc_timestamp(now: datetime | None = None) -> str:
-    """utc_timestamp is ISO-8601 UTC with milliseconds and a ``Z``: 2026-01-02T03:04:05.678Z."""
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def entity_key(entity: Entity) -> str:
-    """entity_key is the canonical string form of an entity used as the record key."""
+def record_key(entity: Entity) -> str:
+    """record_key is an audit record's key: the entity's canonical JSON, types sorted."""
     return json.dumps(entity.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -205,7 +228,7 @@ class AuditEvent:
 
     def record(self) -> AuditRecord:
         return AuditRecord(
-            key=entity_key(self.entity).encode(),
+            key=record_key(self.entity).encode(),
             value=_json_bytes(self.payload()),
             headers=self.headers(),
             timestamp_ms=_timestamp_ms(self.timestamp),
@@ -308,8 +331,7 @@ _JAVA_ONLY_REFUSED = {
     "sasl.login.callback.handler.class": "not supported by librdkafka",
 }
 # The producer's own guarantees: never taken from the user's properties.
-_FORCED = {"enable.idempotence": "true", "acks": "all"}
-_JAAS_FIELD = re.compile(r'\b(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_FORCED = {"enable.idempotence": "true", "acks": "all", "allow.auto.create.topics": "false"}
 
 
 def producer_config(
@@ -329,14 +351,19 @@ def producer_config(
     out: dict[str, str] = {}
     jaas = props.pop("sasl.jaas.config", None)
     if jaas is not None:
-        found = {m.group(1): _unescape_jaas(m.group(2)) for m in _JAAS_FIELD.finditer(jaas)}
-        if "username" not in found or "password" not in found:
+        from kquota.kafka.config import parse_jaas_config
+
+        try:
+            username, password = parse_jaas_config(jaas, None)
+        except UsageError as e:
+            raise AuditError(str(e)) from None
+        if username is None or password is None:
             raise AuditError(
                 "sasl.jaas.config: the audit producer needs a username and a password in it "
                 "(or set sasl.username and sasl.password)"
             )
-        out["sasl.username"] = found["username"]
-        out["sasl.password"] = found["password"]
+        out["sasl.username"] = username
+        out["sasl.password"] = password
     truststore = props.pop("ssl.truststore.location", None)
     if truststore is not None:
         store_type = props.get("ssl.truststore.type", "JKS").upper()
@@ -359,10 +386,6 @@ def producer_config(
     out.update(_FORCED)
     out["message.timeout.ms"] = str(max(1, int(timeout * 1000)))
     return out
-
-
-def _unescape_jaas(value: str) -> str:
-    return re.sub(r"\\(.)", r"\1", value)
 
 
 class _Scrubber:
@@ -400,7 +423,7 @@ class _ScrubbingLogger:
 # --- publisher ----------------------------------------------------------------------------
 
 
-class AuditPublisher:
+class AuditPublisher(ClosesOnExit):
     """AuditPublisher produces audit and drift events to one topic and confirms delivery.
 
     Use it as a context manager (``with AuditPublisher(topic, config) as audit:``); leaving it
@@ -418,10 +441,13 @@ class AuditPublisher:
         *,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        if not topic:
-            raise AuditError("the audit topic name is empty")
+        problem = topic_name_problem(topic)
+        if problem is not None:
+            raise AuditError(problem)
         self.topic = topic
         config = _map_config(producer_config, timeout)
+        self._config = config
+        self._timeout = timeout
         self._scrub = _Scrubber(
             producer_config, extra=(v for k, v in config.items() if is_secret(k))
         )
@@ -438,21 +464,81 @@ class AuditPublisher:
                 f"cannot create the audit producer: {self._scrub(_kafka_message(e))}"
             ) from None
 
-    def __enter__(self) -> AuditPublisher:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def _on_error(self, err: KafkaError) -> None:
         # Client-level errors (connection refused, auth failed) come here, not per message;
         # the last one explains a timeout better than "Message timed out".
         self._client_error = self._scrub(err.str())
+
+    def check(self) -> None:
+        """check confirms, before anything is committed, that events can go to the topic: it
+        exists and this principal may write it. Raises AuditError saying what to fix.
+
+        One DescribeTopics (Metadata without auto-creation) with the topic's authorized
+        operations; a broker too old to report them (before 2.3) is only checked for the
+        topic's existence, and a denied write then still fails at publish, loudly.
+        """
+        from confluent_kafka import TopicCollection
+        from confluent_kafka.admin import AdminClient
+
+        # The stubs type the config as plain values; callbacks are taken all the same.
+        hooks: dict[str, Any] = {"error_cb": self._on_error, "logger": self._logger}
+        # The connection settings without the producer's own: an admin handle with
+        # enable.idempotence would ask for a producer id it never uses.
+        producer_only = {*_FORCED, "message.timeout.ms"}
+        settings = {k: v for k, v in self._config.items() if k not in producer_only}
+        admin = AdminClient({**settings, **hooks})
+        try:
+            futures = admin.describe_topics(
+                TopicCollection([self.topic]),
+                include_authorized_operations=True,
+                request_timeout=self._timeout,
+            )
+            description = futures[self.topic].result(timeout=self._timeout + _FLUSH_MARGIN)
+        except KafkaException as e:
+            raise AuditError(self._check_failure(e)) from None
+        except TimeoutError:
+            raise AuditError(
+                f"audit topic {self.topic!r}: the cluster did not answer within "
+                f"{self._timeout:.0f}s{self._last_client_error()}"
+            ) from None
+        ops = description.authorized_operations
+        if ops is not None and not {"WRITE", "ALL"} & {op.name for op in ops}:
+            raise AuditError(
+                f"audit topic {self.topic!r}: {self._principal()} is not allowed WRITE on it, "
+                "which the audit producer needs (for its idempotent producer id too)"
+            )
+
+    def _check_failure(self, e: KafkaException) -> str:
+        err = e.args[0] if e.args else None
+        code = err.code() if isinstance(err, KafkaError) else None
+        if code == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return (
+                f"audit topic {self.topic!r} does not exist on the cluster; create it first "
+                "(kquota never lets a topic be auto-created, so a typo cannot become a new "
+                "topic)"
+            )
+        if code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            return (
+                f"audit topic {self.topic!r}: {self._principal()} is not allowed to describe "
+                "or write it (the audit producer needs WRITE on the topic)"
+            )
+        return (
+            f"audit topic {self.topic!r}: cannot check it: {self._scrub(_kafka_message(e))}"
+            f"{self._last_client_error()}"
+        )
+
+    def _last_client_error(self) -> str:
+        return f" (last client error: {self._client_error})" if self._client_error else ""
+
+    def _principal(self) -> str:
+        from kquota.kafka.authz import principal_name
+
+        principal = principal_name(
+            self._config.get("security.protocol", "PLAINTEXT").upper(),
+            self._config.get("sasl.mechanism"),
+            self._config.get("sasl.username"),
+        )
+        return safe_text(principal) if principal else "the connection's principal"
 
     def publish(self, events: Iterable[Event]) -> None:
         """publish produces every event and returns once each one is confirmed by the broker.
@@ -470,19 +556,35 @@ class AuditPublisher:
             return
         confirmed = 0
         failures: list[str] = []
+        first_error: KafkaError | None = None
+        last_error: KafkaError | None = None
 
         def on_delivery(err: KafkaError | None, _msg: object) -> None:
-            nonlocal confirmed
+            # No calls in here: confluent-kafka runs delivery callbacks while a fatal error it
+            # is about to raise may already be pending, and any C call made then (even
+            # err.str()) fails with SystemError. The errors are read after the flush.
+            nonlocal confirmed, first_error, last_error
             if err is None:
                 confirmed += 1
             else:
-                failures.append(self._scrub(err.str()))
+                if first_error is None:
+                    first_error = err
+                last_error = err
 
         deadline = time.monotonic() + self._flush_timeout
         for record in records:
             if not self._produce(producer, record, on_delivery, deadline, failures):
                 break
-        remaining = producer.flush(max(0.0, deadline - time.monotonic()))
+        try:
+            remaining = producer.flush(max(0.0, deadline - time.monotonic()))
+        except (KafkaException, SystemError) as e:
+            # A fatal producer error (e.g. its idempotent producer id refused: no WRITE on the
+            # topic any more) is raised here rather than reported per record.
+            failures.append(self._scrub(_kafka_message(_fatal_error(e))))
+            remaining = 0
+        for err in (first_error, last_error):
+            if err is not None:
+                failures.append(self._scrub(err.str()))
         missing = len(records) - confirmed
         if missing == 0:
             return
@@ -542,9 +644,15 @@ class AuditPublisher:
         if producer is None:
             return
         # After a failed publish records may still be queued: purge them, or close() would
-        # wait for their delivery with no bound.
-        producer.purge(in_queue=True, in_flight=True, blocking=True)
-        producer.flush(timeout)
+        # wait for their delivery with no bound. A producer in a fatal state (say, its
+        # idempotent producer id was refused) raises from purge: what went wrong has already
+        # been reported by publish or check, so closing never adds a traceback.
+        try:
+            producer.purge(in_queue=True, in_flight=True, blocking=True)
+            producer.flush(timeout)
+        except (KafkaException, SystemError) as e:
+            fatal = _fatal_error(e)
+            _log.debug("closing the audit producer: %s", self._scrub(_kafka_message(fatal)))
         producer.close()
 
     def _require_open(self) -> Producer:
@@ -559,6 +667,17 @@ def _map_config(config: Mapping[str, str], timeout: float) -> dict[str, str]:
     if "message.timeout.ms" in config:
         mapped["message.timeout.ms"] = str(config["message.timeout.ms"])
     return mapped
+
+
+def _fatal_error(e: KafkaException | SystemError) -> KafkaException:
+    """_fatal_error is the KafkaException behind ``e``: when a delivery callback runs while
+    confluent-kafka has a fatal error pending, that error surfaces as the cause of a
+    SystemError. A SystemError with any other cause is not ours to translate."""
+    if isinstance(e, KafkaException):
+        return e
+    if isinstance(e.__cause__, KafkaException):
+        return e.__cause__
+    raise e
 
 
 def _kafka_message(e: KafkaException) -> str:

@@ -17,6 +17,7 @@ Example::
           prune: false                       # the default
           max_removals: 10                   # the default
           max_removal_fraction: 0.3          # the default
+          protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
 
 Decisions:
 
@@ -36,32 +37,32 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from kquota.config_file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
+from kquota.config_file import find_config as find_config  # re-exported
 from kquota.errors import KquotaError
 from kquota.model import ENTITY_TYPES
 from kquota.plan.policy import (
     DEFAULT_MAX_REMOVAL_FRACTION,
     DEFAULT_MAX_REMOVALS,
     Policy,
+    ProtectMatch,
     ScopeMatch,
 )
 from kquota.secrets import mask
 
-CONFIG_FILENAME = "kquota.yaml"
+if TYPE_CHECKING:
+    from kquota.desired.nodes import Node
+
 _ENV_REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ConfigError(KquotaError):
     """ConfigError: kquota.yaml is unreadable or invalid; the message has file:line."""
-
-
-def mask_properties(props: Mapping[str, str]) -> dict[str, str]:
-    """mask_properties hides the values of secret-looking keys, for printing."""
-    return mask(props)
 
 
 class _Strict(BaseModel):
@@ -75,6 +76,14 @@ class PolicyConfig(_Strict):
     prune: bool = False
     max_removals: int = Field(default=DEFAULT_MAX_REMOVALS, ge=0)
     max_removal_fraction: float = Field(default=DEFAULT_MAX_REMOVAL_FRACTION, ge=0.0, le=1.0)
+    protect: list[dict[str, str]] = Field(default_factory=list)
+
+    @field_validator("protect")
+    @classmethod
+    def _check_protect(cls, v: list[dict[str, str]]) -> list[dict[str, str]]:
+        for match in v:
+            ProtectMatch.of(match)  # ValueError: what is wrong and what is allowed
+        return v
 
     @field_validator("scope")
     @classmethod
@@ -103,6 +112,7 @@ class PolicyConfig(_Strict):
             max_removals=self.max_removals,
             max_removal_fraction=self.max_removal_fraction,
             allow_mass_removal=allow_mass_removal,
+            protect=tuple(ProtectMatch.of(m) for m in self.protect),
         )
 
 
@@ -148,7 +158,7 @@ class ClusterConfig(_Strict):
         return v
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        yield "kafka", mask_properties(self.kafka)
+        yield "kafka", mask(self.kafka)
         yield from super().__repr_args__()
 
     def desired_paths(self) -> list[Path]:
@@ -200,12 +210,6 @@ class ProjectConfig(_Strict):
             ) from None
 
 
-def find_config(start: Path | None = None) -> Path | None:
-    """find_config returns ./kquota.yaml if it exists (no walking up: explicit is better)."""
-    candidate = (start or Path.cwd()) / CONFIG_FILENAME
-    return candidate if candidate.is_file() else None
-
-
 def load_config(path: str | Path) -> ProjectConfig:
     """load_config reads and validates kquota.yaml; ConfigError with file:line on problems."""
     p = Path(path)
@@ -231,8 +235,12 @@ def load_config(path: str | Path) -> ProjectConfig:
 
 
 def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+    # The desired-state reader's composer (kquota.desired.nodes): positions on every node,
+    # duplicate keys visible, no recursion, PyYAML's own scalar semantics.
+    from kquota.desired.nodes import compose
+
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = compose(text.encode("utf-8"))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
@@ -245,30 +253,25 @@ def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
 
 
 def _construct(
-    node: yaml.Node, path: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int], src: str
+    node: Node, path: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int], src: str
 ) -> Any:
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
+    from kquota.desired.nodes import MapNode, Scalar, SeqNode, scalar_value
+
+    lines[path] = node.line
+    if isinstance(node, MapNode):
         out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key_value = _scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+        for key_node, value_node in node.pairs:
+            key_value = scalar_value(key_node) if isinstance(key_node, Scalar) else None
             if not isinstance(key_value, str):
-                raise ConfigError(f"{src}:{key_node.start_mark.line + 1}: keys must be strings")
+                raise ConfigError(f"{src}:{key_node.line}: keys must be strings")
             if key_value in out:
-                raise ConfigError(
-                    f"{src}:{key_node.start_mark.line + 1}: duplicate key {key_value!r}"
-                )
+                raise ConfigError(f"{src}:{key_node.line}: duplicate key {key_value!r}")
             out[key_value] = _construct(value_node, (*path, key_value), lines, src)
-            lines[(*path, key_value)] = key_node.start_mark.line + 1
+            lines[(*path, key_value)] = key_node.line
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(n, (*path, i), lines, src) for i, n in enumerate(node.value)]
-    return _scalar(node)
-
-
-def _scalar(node: yaml.Node) -> Any:
-    # A fresh SafeLoader per scalar: construct_object keeps per-document state.
-    return yaml.SafeLoader("").construct_object(node, deep=True)
+    if isinstance(node, SeqNode):
+        return [_construct(n, (*path, i), lines, src) for i, n in enumerate(node.items)]
+    return scalar_value(node)
 
 
 def _format_errors(e: ValidationError, lines: dict[tuple[str | int, ...], int], src: str) -> str:

@@ -8,9 +8,19 @@ class KquotaError(Exception):
     """KquotaError is an error the user can act on; its message is the whole story."""
 
     exit_code = 1
+    # What was warned on the way to the error (a desired-state load's look-alike files):
+    # printed before the error, as it would have been had the command gone on.
+    warnings: tuple[object, ...] = ()
 
 
 class UsageError(KquotaError):
     """UsageError: the command line or a config file asks for something impossible."""
+
+    exit_code = 1
+
+
+class AlterationFailed(KquotaError):
+    """AlterationFailed: the broker rejected an entity's alteration; the message is the broker's
+    (see :meth:`kquota.AlterResult.raise_for_error`)."""
 
     exit_code = 1

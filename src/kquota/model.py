@@ -40,7 +40,12 @@ class Entity:
     @classmethod
     def of(cls, mapping: Mapping[str, str | None]) -> Entity:
         """Entity.of builds an entity from a type -> name map (``None`` = default entity)."""
-        return cls(tuple(sorted(mapping.items(), key=lambda kv: _type_order(kv[0]))))
+        items = tuple(mapping.items())
+        if len(items) == 1 or (
+            len(items) == 2 and items[0][0] == USER and items[1][0] == CLIENT_ID
+        ):
+            return cls(items)  # already in canonical order: sorting is most of the cost
+        return cls(tuple(sorted(items, key=lambda kv: _type_order(kv[0]))))
 
     @classmethod
     def from_json(cls, data: Mapping[str, str | None]) -> Entity:
@@ -53,9 +58,11 @@ class Entity:
 
     @property
     def types(self) -> tuple[str, ...]:
+        """types are the entity's types in canonical order, e.g. ``("user", "client-id")``."""
         return tuple(t for t, _ in self.parts)
 
     def has(self, entity_type: str) -> bool:
+        """has says whether the entity has a part of this type (named or default)."""
         return any(t == entity_type for t, _ in self.parts)
 
     def name(self, entity_type: str) -> str | None:
@@ -67,25 +74,60 @@ class Entity:
 
     @property
     def is_ip(self) -> bool:
+        """is_ip: an ip entity (connection-rate quotas), not a user/client-id one."""
         return self.has(IP)
 
     def sort_key(self) -> tuple[tuple[int, str, int, str], ...]:
         """sort_key orders entities stably: by type set, default entities before names."""
+        # A list, not a generator: whole states are sorted by this (a digest sorts 1M keys).
         return tuple(
-            (*_type_order(t), 0 if n is None else 1, "" if n is None else n) for t, n in self.parts
+            [
+                (*_type_order(t), 0, "") if n is None else (*_type_order(t), 1, n)
+                for t, n in self.parts
+            ]
         )
 
     def __str__(self) -> str:
-        """The KIP-546 form, ``{user=alice, client-id=<default>}`` (names unsanitised)."""
-        inner = ", ".join(f"{t}={DEFAULT_NAME_DISPLAY if n is None else n}" for t, n in self.parts)
-        return "{" + inner + "}"
+        """The KIP-546 form, ``{user=alice, client-id=<default>}``, made safe to print.
+
+        Any message that interpolates an entity shows it as every human output does (escaped,
+        ambiguous names quoted: ``kquota.render.format.display_entity``), so no message can be
+        forged by a name or confuse the default entity with a user named ``<default>``.
+        """
+        from kquota.render.format import display_entity  # render imports model: no cycle
+
+        return display_entity(self)
 
 
 QuotaValues = dict[str, float]
 """One entity's quotas: key -> value (IEEE 754 double, as on the wire)."""
 
 QuotaState = dict[Entity, QuotaValues]
-"""A desired state or a cluster snapshot: entity -> quotas. Entities have at least one key."""
+"""A desired state or a cluster snapshot: entity -> quotas. Entities have at least one key.
+
+States are read-only once built: readers share one values dict among entities with equal
+values (:func:`pooled`), so a change is made on a copy (as ``plan.simulate`` does)."""
+
+ValuesPool = dict[tuple[tuple[str, float], ...], QuotaValues]
+_POOL_LIMIT = 1 << 16
+
+
+def pooled(values: QuotaValues, pool: ValuesPool) -> QuotaValues:
+    """pooled is an equal dict already in ``pool`` (same keys, order and values), else
+    ``values``, remembered while the pool is small.
+
+    Large states repeat a few tiers: at 1M entities sharing their dicts saves about 250
+    bytes an entity. Zeros are never shared, as ``0.0 == -0.0`` would merge the two.
+    """
+    if 0.0 in values.values():
+        return values
+    key = tuple(values.items())
+    found = pool.get(key)
+    if found is not None:
+        return found
+    if len(pool) < _POOL_LIMIT:
+        pool[key] = values
+    return values
 
 
 def sorted_entities(state: Mapping[Entity, object]) -> list[Entity]:

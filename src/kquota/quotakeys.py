@@ -10,10 +10,12 @@ NaN and infinities are rejected here (the controller's comparisons let NaN throu
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from kquota.model import CLIENT_ID, IP, USER
+from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, USER, Entity
+from kquota.render.format import safe_text
 
 
 class ValueType(Enum):
@@ -86,3 +88,34 @@ def value_problem(key: str, value: float) -> str | None:
     if spec.value_type is ValueType.LONG:
         return None if value <= LONG_MAX else f"must be at most {LONG_MAX} (a LONG)"
     return None if value <= INT_MAX else f"must be at most {INT_MAX} (an INT)"
+
+
+def alteration_problems(
+    entity: Entity, adds: Mapping[str, float], deletes: Collection[str]
+) -> list[str]:
+    """alteration_problems applies the controller's rules to one entity's alteration, so that
+    nothing is sent when it would fail. An entity type kquota does not know is left to the
+    broker: its own message is the one to show."""
+    problems: list[str] = []
+    for key in sorted(set(adds) & set(deletes)):
+        problems.append(f"{safe_text(key)} is both added and deleted")
+    if not all(t in ENTITY_TYPES for t in entity.types):
+        return problems
+    if entity_kind(entity.types) is None:
+        problems.append("an ip entity cannot be combined with user or client-id")
+        return problems
+    allowed = allowed_keys(entity.types)
+    for key, value in adds.items():
+        if key not in allowed:
+            problems.append(
+                f"{safe_text(key)} is not a quota key for this entity "
+                f"(allowed: {', '.join(allowed)})"
+            )
+            continue
+        if math.isnan(value) or math.isinf(value):
+            problems.append(f"{key}: {value_problem(key, value)}")
+            continue
+        problem = value_problem(key, value)
+        if problem is not None:
+            problems.append(f"{key}={value!r}: {problem}")
+    return problems

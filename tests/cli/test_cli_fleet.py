@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import re
 from pathlib import Path
 
 import pytest
@@ -38,20 +40,122 @@ def test_fleet_drift_exits_2_on_drift(
     assert json.loads((tmp_path / "d" / "cluster-000.drift.json").read_text())["in_sync"] is False
 
 
+def _resolve(fleet: list[str], tmp_path: Path, pairs: str) -> tuple[Path, Path, list[str]]:
+    """_resolve: a principals file of ``pairs``, the output folder, and the command line."""
+    principals = tmp_path / "p.csv"
+    principals.write_text("user,client-id\n" + pairs)
+    out = tmp_path / "r"
+    return (
+        principals,
+        out,
+        ["fleet", "resolve", *fleet, "--out", str(out), "--principals", str(principals)],
+    )
+
+
 def test_fleet_resolve_and_a_bad_principals_file(
     fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    principals = tmp_path / "p.csv"
-    principals.write_text("user,client-id\nteam-6,x\nnobody,team-app-1\n")
-    out_dir = tmp_path / "r"
-    code, out, err = run_kquota(
-        ["fleet", "resolve", *fleet, "--out", str(out_dir), "--principals", str(principals)], capsys
-    )
+    principals, out_dir, argv = _resolve(fleet, tmp_path, "team-6,x\nnobody,team-app-1\n")
+    code, out, err = run_kquota(argv, capsys)
     assert code == 0, err
     lines = (out_dir / "cluster-000.effective.jsonl").read_text().splitlines()
     assert [json.loads(line)["entity"]["user"] for line in lines] == ["team-6", "nobody"]
     principals.write_text("user;client\n")
-    code, _, err = run_kquota(
-        ["fleet", "resolve", *fleet, "--out", str(out_dir), "--principals", str(principals)], capsys
-    )
+    code, _, err = run_kquota(argv, capsys)
     assert code == 1 and "p.csv:1: expected the header 'user,client-id'" in err
+
+
+def test_fleet_engine_options_are_checked(
+    fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = ["--out", str(tmp_path / "o")]
+    code, _, err = run_kquota(["fleet", "plan", *fleet, *out, "--conf", "spark.x"], capsys)
+    assert code == 1 and "'spark.x': expected KEY=VALUE" in err
+    code, _, err = run_kquota(["fleet", "plan", *fleet, *out, "--processes", "0"], capsys)
+    assert code == 1 and "'0': expected a number from 1, or auto" in err
+    code, out_text, err = run_kquota(["fleet", "plan", *fleet, *out, "--processes", "2"], capsys)
+    assert code == 0, err
+    assert "2 clusters, 2 with changes" in out_text
+
+
+@pytest.fixture(scope="module")
+def big_fleet(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """big_fleet takes seconds to plan on any machine: more than a 1 s deadline allows."""
+    root = tmp_path_factory.mktemp("big-fleet")
+    write_fleet(root / "desired", root / "snaps", clusters=4, entities=25_000)
+    return ["--desired", str(root / "desired"), "--snapshots", str(root / "snaps")]
+
+
+_RAN_OUT = "error: the --timeout 1s deadline ran out: it was waiting for the local engine to "
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize("what", ["plan", "drift"])
+def test_fleet_stops_at_its_deadline_and_writes_nothing(
+    big_fleet: list[str],
+    what: str,
+    processes: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "o"
+    argv = ["fleet", what, *big_fleet, "--out", str(out), "--processes", processes]
+    code, stdout, err = run_kquota([*argv, "--timeout", "1s"], capsys)
+    assert (code, stdout) == (1, ""), err
+    in_processes = "" if processes == "1" else " in 2 processes"
+    assert re.fullmatch(
+        re.escape(_RAN_OUT) + r"plan cluster cluster-00\d \(\d of 4 planned\)"
+        + re.escape(in_processes) + r" for \d+\.\d s\n",
+        err,
+    ), err  # fmt: skip
+    assert not out.exists()
+    # The worker processes were terminated, not left to finish their clusters.
+    assert multiprocessing.active_children() == []
+
+
+def test_fleet_resolve_stops_at_its_deadline_and_writes_nothing(
+    big_fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, argv = _resolve(big_fleet, tmp_path, "team-6,x\n")
+    code, stdout, err = run_kquota([*argv, "--source", "desired", "--timeout", "1s"], capsys)
+    assert (code, stdout) == (1, ""), err
+    assert err.startswith(_RAN_OUT + "resolve on cluster cluster-00"), err
+    assert not out.exists()
+
+
+def test_fleet_timeout_is_checked_and_documented(
+    fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = ["--out", str(tmp_path / "o")]
+    code, _, err = run_kquota(["fleet", "plan", *fleet, *out, "--timeout", "soon"], capsys)
+    assert code == 1 and "--timeout 'soon': not a duration" in err
+    for what in ("plan", "drift", "resolve"):
+        code, text, _ = run_kquota(["fleet", what, "--help"], capsys)
+        assert code == 0 and "--timeout DURATION" in text and "[default: 1h]" in text
+
+
+def test_fleet_plan_impact_and_protect(
+    fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "p.txt").write_text("user=team-1,client-id=app-1\nuser=someone-new\n")
+    argv = [
+        "fleet",
+        "plan",
+        *fleet,
+        "--out",
+        str(tmp_path / "o"),
+        "--principals",
+        str(tmp_path / "p.txt"),
+    ]
+    code, _, err = run_kquota(argv, capsys)
+    assert code == 0, err
+    plan = json.loads((tmp_path / "o" / "cluster-000.plan.json").read_text())
+    assert plan["impact_sources"] == [
+        {"source": f"file:{tmp_path / 'p.txt'}", "found": 2, "reason": None}
+    ]
+    assert plan["impact_principals"] == 2 and plan["protected_violations"] == []
+    code, _, err = run_kquota([*argv, "--protect", "user=*"], capsys)
+    assert code == 0, err  # nothing these principals get is tightened
+    (tmp_path / "bad.txt").write_text("user=\n")
+    code, _, err = run_kquota([*argv[:-1], str(tmp_path / "bad.txt")], capsys)
+    assert code == 1 and "bad.txt:1:1: user: empty name" in err

@@ -77,3 +77,23 @@ def test_against_desired_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 def test_bad_names(snap: Path, names: str) -> None:
     result = CliRunner().invoke(cli, ["resolve", "--names", names, "--snapshot", str(snap)])
     assert result.exit_code == 1
+
+
+def test_desired_load_warnings_come_before_its_error_and_its_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_runner import run_kquota
+
+    good = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n  - match: {user: alice}\n"
+    (tmp_path / "q.yaml").write_text(good + "    set: {producer_byte_rate: 1KiB}\n")
+    (tmp_path / "q.yaml.bak").write_text(good)  # a look-alike: warned about, not read
+    argv = ["resolve", "--names", "user=alice", "--desired", str(tmp_path)]
+    code, out, err = run_kquota(argv, capsys)
+    assert code == 0 and "producer_byte_rate" in out
+    assert err.startswith("warning: ") and "q.yaml.bak" in err
+    (tmp_path / "q.yaml").write_text(good + "    set: {producer_byte_rate: -1}\n")
+    code, out, err = run_kquota(argv, capsys)
+    assert (code, out) == (1, "")
+    warning, error = err.splitlines()
+    assert warning.startswith("warning: ") and "q.yaml.bak" in warning
+    assert error.startswith(f"error: {tmp_path / 'q.yaml'}:5:")

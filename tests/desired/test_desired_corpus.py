@@ -21,6 +21,7 @@ from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode, compose
 HERE = Path(__file__).parent
 BAD = sorted((HERE / "bad").glob("*.yaml"))
 GOOD = sorted((HERE / "good").glob("*.yaml"))
+WARN = sorted((HERE / "warn").glob("*.yaml"))
 
 
 def test_desired_corpus_is_complete() -> None:
@@ -39,7 +40,17 @@ def test_desired_bad_file_messages(case: Path, monkeypatch: pytest.MonkeyPatch) 
     assert [str(p) for p in info.value.problems] == expected.splitlines()
 
 
-@pytest.mark.parametrize("case", BAD + GOOD, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("case", WARN, ids=lambda p: p.stem)
+def test_desired_warn_file_messages(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # warn/<case>.yaml loads, and its warnings are exactly warn/<case>.expected.
+    monkeypatch.chdir(case.parent)
+    state = load_desired([Path(case.name)])
+    assert state.quotas
+    expected = case.with_suffix(".expected").read_text().splitlines()
+    assert [str(w) for w in state.warnings] == expected
+
+
+@pytest.mark.parametrize("case", BAD + GOOD + WARN, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_desired_readers_agree(case: Path) -> None:
     data = case.read_bytes()
     fast = parse_canonical(data.decode("utf-8"))
@@ -65,7 +76,7 @@ def _from_pyyaml(node: yaml.Node) -> Node:
     return SeqNode([_from_pyyaml(i) for i in node.value], mark.line + 1, mark.column + 1)
 
 
-@pytest.mark.parametrize("case", BAD + GOOD, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("case", BAD + GOOD + WARN, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_desired_composer_matches_pyyaml(case: Path) -> None:
     # kquota composes from libyaml's events itself (no recursion); PyYAML's own composer,
     # pure Python, is the reference for tags, values and positions.

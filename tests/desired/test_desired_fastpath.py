@@ -1,4 +1,4 @@
-"""The fast reader must give exactly the composer's nodes, or decline.
+"""The fast readers must give exactly the composer's nodes, or decline.
 
 Hypothesis writes canonical-looking files from awkward tokens (YAML 1.1 booleans, octal,
 ``1e3``, ``~``, quoted forms, odd spacing, comments) and checks: whenever
@@ -8,11 +8,16 @@ Hypothesis writes canonical-looking files from awkward tokens (YAML 1.1 booleans
 from __future__ import annotations
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kquota.desired.fastpath import parse_canonical
-from kquota.desired.nodes import MapNode, compose
+from kquota.desired.document import ParsedFile, read_document
+from kquota.desired.fastpath import parse_canonical, plain_lines
+from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode, compose
+from kquota.desired.problems import Problem, Problems
+from kquota.desired.reader import read_file
+from kquota.desired.scan import scan_canonical
 
 # Tokens the fast reader takes (still awkward for YAML 1.1), and ones it must decline.
 SAFE = [
@@ -130,3 +135,141 @@ def test_desired_fastpath_positions() -> None:
     assert root == compose(
         b"# c\napiVersion: kquota/v1\nquotas:\n  - match: {user: alice}\n    set: {a: 1}\n"
     )
+
+
+# The whole-file scanner (kquota.desired.scan) reads the tightest canonical form; wherever
+# it accepts a file its nodes must be the line reader's and the composer's, and reading a
+# file through it (entries validated as they stream) must give what the full path gives.
+
+
+def scanned(text: str) -> Node | None:
+    plain = plain_lines(text)
+    return None if plain is None else scan_canonical(plain)
+
+
+def composed(text: str) -> Node | None | Exception:
+    try:
+        return compose(text.encode())
+    except yaml.YAMLError as e:
+        return e
+
+
+def full_path(text: str) -> tuple[ParsedFile | None, list[Problem]]:
+    problems = Problems()
+    root = composed(text)
+    if isinstance(root, Exception):
+        return None, []  # not YAML: only the full path reads it, so nothing to compare
+    return read_document("f.yaml", root, problems), sorted(problems.items)
+
+
+def fast_path(text: str) -> tuple[ParsedFile | None, list[Problem]]:
+    problems = Problems()
+    parsed = read_file("f.yaml", text.encode(), problems)
+    return parsed, sorted(problems.items)
+
+
+def assert_scanner_agrees(text: str) -> None:
+    fast = scanned(text)
+    if fast is not None:
+        assert fast == composed(text)
+        assert fast == parse_canonical(text)
+        streamed: list[MapNode] = []
+        root = scan_canonical(text, streamed.append)
+        if root is not None:  # streaming may decline more (a duplicate quotas key)
+            assert isinstance(root, MapNode)
+            for key, value in root.pairs:
+                if isinstance(value, SeqNode) and not value.items and streamed:
+                    assert isinstance(key, Scalar) and key.value == "quotas"
+                    value.items.extend(streamed)
+                    streamed = []
+            assert root == fast
+    expected = full_path(text)
+    if expected[0] is not None:
+        assert fast_path(text) == expected
+
+
+@settings(max_examples=600, deadline=None)
+@given(document())
+def test_desired_scanner_equals_composer(text: str) -> None:
+    assert_scanner_agrees(text)
+
+
+@st.composite
+def exported(draw: st.DrawFn) -> str:
+    """exported writes what ``kquota export`` writes, from awkward names and values."""
+    lines = ["# header", "apiVersion: kquota/v1", "kind: ClientQuotas", "quotas:"]
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            lines.append(draw(st.sampled_from(["  # users", "", "  # ip addresses"])))
+        types = draw(st.sampled_from([["user"], ["user", "client-id"], ["client-id"], ["ip"]]))
+        match = ", ".join(f"{t}: {draw(token)}" for t in types)
+        keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=4))
+        values = ", ".join(f"{k}: {draw(st.sampled_from(VALUES))}" for k in keys)
+        lines.append(f"  - match: {{{match}}}")
+        lines.append(f"    {draw(st.sampled_from(['set', 'set', 'profile']))}: {{{values}}}")
+    return "\n".join(lines) + "\n"
+
+
+KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "x", "'set'"]
+VALUES = ["1048576", "10MiB", "1.5", "1e3", "010", "yes", "~", "0", "-1", '"5"', "1.0e+300"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(exported())
+def test_desired_scanner_reads_exported_files(text: str) -> None:
+    assert_scanner_agrees(text)
+
+
+MUTATIONS = st.lists(
+    st.tuples(
+        st.integers(0, 10_000),
+        st.sampled_from(["insert", "delete", "replace"]),
+        st.sampled_from(list(" -:,{}#'\"\n\tab1<>~&*!|") + ["\r\n", "\u2028", "\x85"]),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(exported(), MUTATIONS)
+def test_desired_scanner_mutated_files_agree_or_decline(
+    text: str, mutations: list[tuple[int, str, str]]
+) -> None:
+    for at, op, ch in mutations:
+        i = at % (len(text) + 1)
+        if op == "insert":
+            text = text[:i] + ch + text[i:]
+        elif op == "delete":
+            text = text[:i] + text[i + 1 :]
+        else:
+            text = text[:i] + ch + text[i + 1 :]
+    assert_scanner_agrees(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "quotas:\n  - match: {user: a}\n",  # the one accepted here
+        "quotas:\n  - match: {user: a}",  # no final newline
+        "quotas:\n  - match: {user:  a}\n",  # two spaces
+        "quotas:\n  - match: {user: a,b: c}\n",  # no space after the comma
+        "quotas:\n  - match: {}\n",  # empty flow mapping
+        "quotas:\n  - match: {a: 1, b: 2, c: 3, d: 4, e: 5}\n",  # five pairs
+        "profiles:\n  gold: {a: 1}\n",  # a nested block mapping
+    ],
+)
+def test_desired_scanner_declines_or_agrees(text: str) -> None:
+    assert_scanner_agrees(text)
+    if text != "quotas:\n  - match: {user: a}\n":
+        assert scanned(text) is None
+
+
+def test_desired_scanner_streams_duplicate_quotas_not_at_all() -> None:
+    # The second list must never be validated (the walker reports the duplicate key and
+    # skips it), so a streaming scan declines and the whole file takes the full path.
+    seen: list[MapNode] = []
+    text = "quotas:\n  - match: {user: a}\nquotas:\n  - match: {user: b}\n"
+    assert scan_canonical(text) is not None
+    assert scan_canonical(text, seen.append) is None
+    assert_scanner_agrees(text)

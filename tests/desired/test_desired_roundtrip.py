@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import kquota.desired.reader as reader
 from kquota.desired import load_desired
 from kquota.model import Entity, QuotaState
+from kquota.names import canonical_ip, unusual_name
 from kquota.quotakeys import CLIENT_KEYS, INT_MAX, LONG_MAX, QUOTA_KEYS, ValueType
 
 NAMES = st.one_of(
@@ -25,7 +26,8 @@ NAMES = st.one_of(
     st.text(min_size=1, max_size=8),
 )
 NAME = st.one_of(st.none(), NAMES)
-IPS = st.one_of(st.none(), st.ip_addresses().map(str))
+# The loader canonicalises ip names (kquota.names), so the states drawn hold canonical ones.
+IPS = st.one_of(st.none(), st.ip_addresses().map(lambda a: canonical_ip(str(a))))
 
 
 def value_for(key: str) -> st.SearchStrategy[float]:
@@ -53,7 +55,8 @@ def yaml_name(name: str | None) -> str:
     if name is None:
         return "<default>"
     quoted = yaml.safe_dump(name, default_style='"', width=10**9).removesuffix("\n")
-    return "{name: " + quoted + "}"  # object form: always literal
+    # object form: always literal; verbatim for names the loader would refuse or warn about
+    return "{name: " + quoted + (", verbatim: true}" if unusual_name(name) else "}")
 
 
 def yaml_number(value: float) -> str:

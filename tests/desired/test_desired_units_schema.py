@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kquota.desired.models import DesiredFile
 from kquota.desired.schema import json_schema
-from kquota.desired.units import UNITS, UnitError, format_byte_size, parse_byte_size
+from kquota.units import UNITS, UnitError, format_byte_size, parse_byte_size
 
 REPO = Path(__file__).parents[2]
 

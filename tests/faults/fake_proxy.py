@@ -42,7 +42,8 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from types import TracebackType
+
+from kquota.closing import ClosesOnExit
 
 _POLL = 0.05
 _CHUNK = 65536
@@ -125,7 +126,7 @@ class _Conn:
                 s.shutdown(socket.SHUT_RDWR)
 
 
-class FaultProxy:
+class FaultProxy(ClosesOnExit):
     """FaultProxy forwards 127.0.0.1:<port> to ``upstream`` ("host:port") until told to fail."""
 
     def __init__(self, upstream: str, *, lifetime: float = 300.0) -> None:
@@ -152,17 +153,6 @@ class FaultProxy:
     def address(self) -> str:
         """address is "127.0.0.1:<port>", to use as bootstrap servers."""
         return f"{self.host}:{self.port}"
-
-    def __enter__(self) -> FaultProxy:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def cut(self) -> int:
         """cut closes every open connection now; returns how many it closed."""

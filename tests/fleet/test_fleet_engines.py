@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kquota.engines.spark import SparkEngine
 from kquota.fleet.layout import discover
 from kquota.fleet.run import plan_fleet_local, write_drift, write_plans
+from kquota.fleet.spark import SparkEngine
 from kquota.fleet.synth import write_fleet
 from kquota.plan.policy import Policy
 
@@ -143,7 +143,7 @@ def test_spark_and_local_resolutions_are_identical(
     spark = spark_engine.resolve_fleet(clusters, pairs, source)
     from kquota.fleet.run import resolve_fleet
 
-    local = resolve_fleet(clusters, pairs, source=source, engine="local")
+    local = resolve_fleet(*fleet, pairs, source=source, engine="local")
     write_effective(local, pairs, tmp_path / "local")
     write_effective(spark, pairs, tmp_path / "spark")
     assert _files(tmp_path / "local") == _files(tmp_path / "spark")
@@ -151,3 +151,64 @@ def test_spark_and_local_resolutions_are_identical(
     assert len(first) == len(pairs)
     assert any('"source":{"user":null' in line for line in first)  # a default entity wins
     assert resolve_local({}, pairs) == [{} for _ in pairs]
+
+
+def test_ip_spellings_plan_alike_in_both_engines(spark_engine: SparkEngine, tmp_path: Path) -> None:
+    # The cluster holds addresses under other spellings than kquota's canonical ones: both
+    # engines change the entity the cluster holds, and neither creates a second spelling.
+    from kquota.model import Entity
+    from kquota.snapshot import dump_snapshot
+
+    rate = {"connection_creation_rate": 5.0}
+    (tmp_path / "desired" / "c1").mkdir(parents=True)
+    (tmp_path / "desired" / "c1" / "q.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+        "  - {match: {ip: 10.0.0.1}, set: {connection_creation_rate: 6}}\n"
+        '  - {match: {ip: "2001:db8::1"}, set: {connection_creation_rate: 5}}\n'
+        '  - {match: {ip: "2001:db8::2"}, set: {connection_creation_rate: 7}}\n'
+    )
+    (tmp_path / "snaps").mkdir()
+    held = {
+        Entity.of({"ip": "::FFFF:10.0.0.1"}): rate,
+        Entity.of({"ip": "2001:DB8::1"}): rate,
+        Entity.of({"ip": "2001:DB8:0::2"}): rate,  # two other spellings: the first by name
+        Entity.of({"ip": "2001:db8:0:0::2"}): rate,
+    }
+    (tmp_path / "snaps" / "c1.json").write_bytes(dump_snapshot(held))
+    clusters = discover(tmp_path / "desired", tmp_path / "snaps")
+    policy = Policy(prune=True, allow_mass_removal=True)
+    write_plans(plan_fleet_local(clusters, policy), tmp_path / "local")
+    write_plans(spark_engine.plan_fleet(clusters, policy), tmp_path / "spark")
+    local = _files(tmp_path / "local")
+    assert local == _files(tmp_path / "spark")
+    plan = json.loads(local["c1.plan.json"])
+    assert [(a["entity"]["ip"], a["change"]) for a in plan["alterations"]] == [
+        ("2001:DB8:0::2", "update"),
+        ("2001:db8:0:0::2", "delete"),
+        ("::FFFF:10.0.0.1", "update"),
+    ]
+
+
+def test_spark_and_local_plans_with_impact_are_identical(
+    fleet: tuple[Path, Path], spark_engine: SparkEngine, tmp_path: Path
+) -> None:
+    from kquota.operations.fleet import FleetRun, fleet_impact
+    from kquota.operations.plan import offline_discovery
+    from kquota.plan.resolver import Principal
+    from kquota.principals.model import Discovery, SourceReport
+
+    listed = Discovery(
+        (Principal("team-1", "app-1"), Principal("team-2"), Principal("nobody", "x")),
+        (SourceReport("file:p.txt", 3),),
+    )
+    found = offline_discovery(live=True, listed=listed)
+    policy = Policy(prune=True, allow_mass_removal=True)
+    run = FleetRun(str(fleet[0]), str(fleet[1]), "local")
+    clusters = discover(*fleet)
+    local = fleet_impact(run, plan_fleet_local(clusters, policy), found, policy)
+    spark = fleet_impact(run, spark_engine.plan_fleet(clusters, policy), found, policy)
+    write_plans(local, tmp_path / "local")
+    write_plans(spark, tmp_path / "spark")
+    assert _files(tmp_path / "local") == _files(tmp_path / "spark")
+    plans = [json.loads(t) for f, t in _files(tmp_path / "local").items() if ".plan." in f]
+    assert all(p["impact_principals"] == 3 and len(p["impact_sources"]) == 4 for p in plans)

@@ -10,16 +10,17 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
 
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp, match_filter
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.conn import connect_any
 from kquota.model import Entity, QuotaState, QuotaValues
+from polling import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -47,27 +48,11 @@ def E(**parts: str | None) -> Entity:
     return Entity.of({k.replace("_", "-"): v for k, v in parts.items()})
 
 
-def exact_filter(entity: Entity) -> list[FilterComponent]:
-    return [
-        FilterComponent.default(t) if n is None else FilterComponent.exact(t, n)
-        for t, n in entity.parts
-    ]
-
-
-def eventually(fetch: Callable[[], Any], check: Callable[[Any], bool], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if check(value) or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
-
-
 def quotas_of(admin: QuotaAdmin, entity: Entity, expect: Mapping[str, float] | None) -> QuotaValues:
     """quotas_of polls a strict exact describe until it shows ``expect`` (None = absent)."""
     want: QuotaState = {} if expect is None else {entity: dict(expect)}
     got: QuotaState = eventually(
-        lambda: admin.describe(exact_filter(entity), strict=True), lambda s: s == want
+        lambda: admin.describe(match_filter(entity.parts), strict=True), lambda s: s == want
     )
     assert got == want
     return got.get(entity, {})
@@ -172,7 +157,7 @@ def test_validate_only_leaves_nothing_behind(admin: QuotaAdmin) -> None:
     fresh = E(user=uname("vo-fresh"), client_id=uname("vo-app"))
     assert alter1(admin, fresh, S(PBR, 1000), S(RP, 5.5), validate_only=True).ok
     time.sleep(0.5)
-    assert admin.describe(exact_filter(fresh), strict=True) == {}
+    assert admin.describe(match_filter(fresh.parts), strict=True) == {}
 
 
 def test_validate_only_case_27(admin: QuotaAdmin) -> None:

@@ -18,9 +18,12 @@ from fake_proxy import FaultProxy
 
 from cli_runner import run_kquota
 from conftest import KafkaConfigsTool
+from kquota.apply.applier import apply_plan
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAdmin
 from kquota.model import Entity, QuotaState
+from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+from polling import assert_eventually
 
 pytestmark = pytest.mark.integration
 
@@ -82,18 +85,6 @@ def repo(
     yield Repo(tmp_path, prefix, kafka_broker, capsys)
 
 
-def _eventually(check: object, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            assert check()  # type: ignore[operator]
-            return
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
 def test_validate_plan_apply_then_drift_repair(
     repo: Repo, kafka_configs_tool: KafkaConfigsTool
 ) -> None:
@@ -120,7 +111,7 @@ def test_validate_plan_apply_then_drift_repair(
 
     # Kafka's own tool changes a value out of band: drift sees it, plan and apply repair it.
     kafka_configs_tool("--alter", "--add-config", "producer_byte_rate=5", "--user", f"{p}alice")
-    _eventually(lambda: repo.state()[repo.user("alice")] == {"producer_byte_rate": 5.0})
+    assert_eventually(lambda: repo.state()[repo.user("alice")] == {"producer_byte_rate": 5.0})
     code, out, _ = repo.kquota("drift")
     assert code == 2
     assert "value_changed: producer_byte_rate: cluster 5 (5 B/s), desired 1048576" in out
@@ -160,7 +151,7 @@ def test_stale_saved_plan_is_refused_and_nothing_is_written(
     )
     assert repo.kquota("plan", "--out", "plan.json")[0] == 0
     kafka_configs_tool("--alter", "--add-config", "producer_byte_rate=7", "--user", f"{p}erin")
-    _eventually(lambda: repo.user("erin") in repo.state())
+    assert_eventually(lambda: repo.user("erin") in repo.state())
     code, out, err = repo.kquota("apply", "plan.json", "--auto-approve")
     assert code == 1
     assert "saved plan is stale" in err and "producer_byte_rate was unset, now 7" in err
@@ -178,10 +169,14 @@ def test_plan_for_another_cluster_is_refused(
         "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
         f"sasl.username={other.username}\nsasl.password={other.password}\n"
     )
+    # A saved plan never chooses the target: pointed elsewhere ad hoc, it is refused unread by
+    # any broker; under its own cluster name but another address, the cluster id catches it.
+    argv = ["apply", "plan.json", "--auto-approve", "--command-config", "admin.properties"]
+    code, _, err = repo.kquota(*argv, "--bootstrap-server", other.sasl_bootstrap_servers)
+    assert code == 1 and "the plan was made for 'local'" in err
     code, _, err = repo.kquota(
-        "apply", "plan.json", "--auto-approve",
-        "--bootstrap-server", other.sasl_bootstrap_servers, "--command-config", "admin.properties",
-    )  # fmt: skip
+        *argv, "--cluster", "local", "--bootstrap-server", other.sasl_bootstrap_servers
+    )
     assert code == 1
     assert f"made for cluster id {repo.broker.cluster_id}" in err
     assert other.cluster_id in err and other.password not in err
@@ -198,14 +193,26 @@ def test_validate_only_failure_commits_nothing(repo: Repo) -> None:
         ]
     )
     assert repo.kquota("plan", "--out", "plan.json")[0] == 0
-    # A plan file edited by hand: the broker, not kquota's loader, must catch this value.
+    # A plan file edited by hand is checked by kquota's own rules before any connection.
     data = json.loads(Path("plan.json").read_text())
     data["alterations"][1]["ops"][0]["value"] = 1.5
     Path("plan.json").write_text(json.dumps(data))
-    code, out, _ = repo.kquota("apply", "plan.json", "--auto-approve")
+    code, _, err = repo.kquota("apply", "plan.json", "--auto-approve")
     assert code == 1
-    assert "validate-only pass failed for 1 of 2 entities; nothing was committed" in out
-    assert "INVALID_REQUEST: producer_byte_rate cannot be a fractional value." in out
+    assert "plan.json: alterations[1].ops[0].value: must be a whole number" in err
+    # What kquota cannot know, the broker's validate-only pass catches before any commit.
+    plan = Plan(
+        alterations=tuple(
+            Alteration(e, (Op("producer_byte_rate", v, False, None),), ChangeKind.CREATE)
+            for e, v in ((repo.user("hal"), 4096.0), (repo.user("ivy"), 1.5))
+        )
+    )
+    with QuotaAdmin(repo.broker.bootstrap_servers) as admin:
+        report = apply_plan(admin, plan)
+    assert len(report.validation_failures) == 1 and not report.committed
+    assert report.validation_failures[0].message == (
+        "producer_byte_rate cannot be a fractional value."
+    )
     time.sleep(0.5)
     assert repo.state() == {}
 
@@ -216,7 +223,7 @@ def test_mass_removal_guard_stops_an_apply(repo: Repo) -> None:
         [f"{{match: {{user: {p}m{i}}}, set: {{consumer_byte_rate: {i + 1}}}}}" for i in range(12)]
     )
     assert repo.kquota("apply", "--auto-approve")[0] == 0
-    _eventually(lambda: len(repo.state()) == 12)
+    assert_eventually(lambda: len(repo.state()) == 12)
     repo.write([])
     code, _, err = repo.kquota("apply", "--auto-approve")
     assert code == 1 and "mass-removal guard" in err and "nothing was applied" in err
@@ -261,7 +268,7 @@ def test_cut_connection_mid_apply_reports_and_a_rerun_converges(repo: Repo) -> N
     assert "the connection broke" in out
     assert "committed 200 of 300 entities" in out, out[out.find("Plan:") :]
     assert "100 entities were not attempted" in out
-    _eventually(lambda: len(repo.state()) == 200)
+    assert_eventually(lambda: len(repo.state()) == 200)
     code, out, err = repo.kquota("apply", "--auto-approve")
     assert code == 0 and "committed 100 of 100 entities" in out, out + err
     assert len(repo.state()) == 300
@@ -282,9 +289,13 @@ def test_a_broker_unreachable_for_a_moment_is_retried(repo: Repo) -> None:
 
 def test_apply_publishes_confirmed_audit_events(repo: Repo) -> None:
     from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     p = repo.prefix
     topic = f"audit-{p}x"
+    admin = AdminClient({"bootstrap.servers": repo.broker.bootstrap_servers})
+    for f in admin.create_topics([NewTopic(topic, num_partitions=1)]).values():
+        f.result(timeout=30)  # kquota never relies on auto-creation
     repo.write(
         [f"{{match: {{user: {p}lu, client-id: <default>}}, set: {{producer_byte_rate: 64}}}}"]
     )
@@ -329,7 +340,7 @@ def test_export_then_plan_is_empty_and_an_edit_shows_exactly_that_edit(
     kafka_configs_tool("--alter", "--add-config", ex1, "--user", f"{p}ex1")
     kafka_configs_tool("--alter", "--add-config", "consumer_byte_rate=2000",
                        "--user", f"{p}ex2", "--client-defaults")  # fmt: skip
-    _eventually(lambda: len(repo.state()) == 2)
+    assert_eventually(lambda: len(repo.state()) == 2)
     code, _, err = repo.kquota("export", "--out", "quotas/exported.yaml")
     assert code == 0, err
     text = Path("quotas/exported.yaml").read_text()
@@ -354,3 +365,35 @@ def test_export_then_plan_is_empty_and_an_edit_shows_exactly_that_edit(
             ],
         }
     ]
+
+
+def test_apply_to_a_missing_audit_topic_commits_nothing_and_creates_no_topic(repo: Repo) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    p = repo.prefix
+    topic = f"audit-typo-{p}x"
+    repo.write([f"{{match: {{user: {p}nt}}, set: {{producer_byte_rate: 64}}}}"])
+    code, out, err = repo.kquota("apply", "--auto-approve", "--audit-topic", topic)
+    assert code == 1
+    assert err == (
+        f"error: audit topic {topic!r} does not exist on the cluster; create it first (kquota "
+        "never lets a topic be auto-created, so a typo cannot become a new topic); nothing was "
+        "committed\n"
+    )
+    assert "committed" not in out and "Traceback" not in err
+    assert repo.state() == {}
+    topics = AdminClient({"bootstrap.servers": repo.broker.bootstrap_servers}).list_topics(
+        timeout=10
+    )
+    assert topic not in topics.topics
+
+
+@pytest.mark.parametrize("topic", ["audit log", "..", "x" * 250])
+def test_apply_refuses_an_illegal_audit_topic_name_before_connecting(
+    repo: Repo, topic: str
+) -> None:
+    repo.write([f"{{match: {{user: {repo.prefix}il}}, set: {{producer_byte_rate: 64}}}}"])
+    code, out, err = repo.kquota("apply", "--auto-approve", "--audit-topic", topic)
+    assert code == 1 and out == ""
+    assert err.startswith("error: audit topic")
+    assert repo.state() == {}

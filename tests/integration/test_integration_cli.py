@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
+from polling import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -21,15 +23,21 @@ run = run_kquota
 
 
 def describe_until(
-    argv: list[str], capsys: pytest.CaptureFixture[str], needle: str, present: bool = True
+    argv: list[str],
+    capsys: pytest.CaptureFixture[str],
+    needle: str | Sequence[str],
+    present: bool = True,
 ) -> str:
-    deadline = time.monotonic() + 5
-    while True:
+    """describe_until runs describe until every needle is (or is no longer) in its output:
+    a describe trails the alters before it."""
+    needles = [needle] if isinstance(needle, str) else list(needle)
+
+    def fetch() -> str:
         code, out, err = run(argv, capsys)
         assert code == 0, err
-        if (needle in out) == present or time.monotonic() > deadline:
-            return out
-        time.sleep(0.05)
+        return out
+
+    return eventually(fetch, lambda out: all((n in out) == present for n in needles))
 
 
 def test_alter_then_describe_text_and_json(
@@ -60,8 +68,16 @@ def test_alter_then_describe_text_and_json(
             }
         ],
     }
-    # strict: the user alone has no quotas
+    # KIP-546 matching: the user's filter shows its entities with a client-id too ...
     code, out, _ = run(["describe", *b, "--names", f"user={user}"], capsys)
+    assert (code, out) == (
+        0,
+        f"{{user={user}, client-id={app}}}\n"
+        "  producer_byte_rate=1048576\n"
+        "  request_percentage=12.5\n",
+    )
+    # ... and --strict narrows to exactly the given types: the user alone has no quotas
+    code, out, _ = run(["describe", *b, "--names", f"user={user}", "--strict"], capsys)
     assert (code, out) == (0, "")
     code, out, _ = run(
         ["alter", *b, *names, "--delete", "producer_byte_rate,request_percentage"], capsys
@@ -176,4 +192,36 @@ def test_control_characters_in_names_are_escaped(
     )
     assert code == 0, err
     out = describe_until(["describe", *b, "--names", f"user={evil}"], capsys, "consumer_byte_rate")
-    assert out == f"{{user=evil-{T}\\x1b[31m\\x0a  producer_byte_rate=1}}\n  consumer_byte_rate=3\n"
+    # Escaped, and quoted: the "=" could otherwise pass for structure.
+    assert out == (
+        f'{{user="evil-{T}\\x1b[31m\\x0a  producer_byte_rate=1"}}\n  consumer_byte_rate=3\n'
+    )
+
+
+def test_names_that_could_pass_for_others_print_distinctly(
+    kafka_broker: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The cluster stores names raw: a user literally named <default>, and one whose name
+    # reads like a second entity type. Describe text must keep each apart from the real
+    # default entity and the real two-part entity.
+    b = ["--bootstrap-server", kafka_broker.bootstrap_servers]
+    forged = f"u{T}=1,client-id=evil"
+    steps = [
+        (["--names", f"user={forged.replace(',', chr(92) + ',')}"], "7", f'{{user="{forged}"}}'),
+        (["--names", f"user=u{T}=1,client-id=evil"], "8", f'{{user="u{T}=1", client-id=evil}}'),
+        (["--names", "user=<default>"], "9", '{user="<default>"}'),
+        (["--defaults", "user"], "10", "{user=<default>}"),
+    ]
+    try:
+        for flags, value, shown in steps:
+            code, out, err = run(
+                ["alter", *b, *flags, "--add", f"request_percentage={value}"], capsys
+            )
+            assert (code, out) == (0, f"Altered {shown}\n"), err
+        lines = [f"{shown}\n  request_percentage={value}\n" for _, value, shown in steps]
+        out = describe_until(["describe", *b], capsys, lines)
+        for line in lines:
+            assert line in out
+    finally:
+        for flags, _, _ in steps:
+            run(["alter", *b, *flags, "--delete", "request_percentage"], capsys)

@@ -6,17 +6,20 @@ import asyncio
 
 import pytest
 
-from kquota.cluster import ClusterTarget, fetch_snapshot
+from kquota.cluster import fetch_snapshot
 from kquota.devbroker.launcher import BrokerInfo
+from kquota.kafka.admin import QuotaAlteration, QuotaOp
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.conn import connect_any
 from kquota.kafka.errors import AuthenticationError, BrokerConnectionError
+from kquota.model import Entity
+from kquota.target import Target
 
 pytestmark = pytest.mark.integration
 
 
-def _sasl(broker: BrokerInfo, mechanism: str, user: str, password: str) -> ClusterTarget:
-    return ClusterTarget.from_options(
+def _sasl(broker: BrokerInfo, mechanism: str, user: str, password: str) -> Target:
+    return Target.from_options(
         broker.sasl_bootstrap_servers,
         None,
         {
@@ -30,7 +33,7 @@ def _sasl(broker: BrokerInfo, mechanism: str, user: str, password: str) -> Clust
 
 
 def test_plaintext_listener(kafka_broker: BrokerInfo) -> None:
-    target = ClusterTarget.from_options(kafka_broker.bootstrap_servers, None)
+    target = Target.from_options(kafka_broker.bootstrap_servers, None)
     assert isinstance(fetch_snapshot(target), dict)
 
 
@@ -70,14 +73,37 @@ def test_unknown_user_scram(kafka_broker: BrokerInfo) -> None:
 
 
 def test_plaintext_client_on_sasl_listener_gets_a_clear_error(kafka_broker: BrokerInfo) -> None:
-    target = ClusterTarget.from_options(kafka_broker.sasl_bootstrap_servers, None, {"retries": "0"})
-    with pytest.raises(BrokerConnectionError, match="security.protocol"):
+    target = Target.from_options(kafka_broker.sasl_bootstrap_servers, None, {"retries": "0"})
+    with pytest.raises(BrokerConnectionError, match="security.protocol") as e:
         fetch_snapshot(target)
+    assert "dropped a fresh connection's smallest request too" in str(e.value)
+
+
+@pytest.mark.parametrize("retries", ["0", "1"])
+def test_a_request_the_broker_refuses_is_not_blamed_on_the_security_protocol(
+    kafka_broker: BrokerInfo, retries: str
+) -> None:
+    # A name longer than a protocol string may be (32,767 bytes) makes the broker hang up
+    # on the request; every retry opens a fresh connection that is dropped the same way.
+    # The connection settings are fine, and the message must not suggest otherwise.
+    target = Target.from_options(kafka_broker.bootstrap_servers, None, {"retries": retries})
+    long_name = Entity.of({"user": "n" * 40_000})
+    with target.admin() as admin, pytest.raises(BrokerConnectionError) as e:
+        admin.alter(
+            [QuotaAlteration(long_name, (QuotaOp.set("request_percentage", 5),))],
+            validate_only=True,
+        )
+    message = str(e.value)
+    assert "security.protocol" not in message
+    assert "closed the connection in answer to AlterClientQuotas" in message
+    assert "it is this request the broker refused (the broker's log says why)" in message
+    with target.admin() as admin:  # and the cluster is no worse for it
+        assert isinstance(admin.describe_all(), dict)
 
 
 def test_sasl_client_on_plaintext_listener_gets_a_clear_error(kafka_broker: BrokerInfo) -> None:
     target = _sasl(kafka_broker, "PLAIN", "alice", "alice-secret")
-    target = ClusterTarget(tuple([kafka_broker.bootstrap_servers]), target.config)
+    target = Target.from_options(kafka_broker.bootstrap_servers, None, target.properties)
     with pytest.raises((BrokerConnectionError, AuthenticationError)):
         fetch_snapshot(target)
 
@@ -94,16 +120,14 @@ def test_negotiated_versions(kafka_broker: BrokerInfo) -> None:
 
 
 def test_second_bootstrap_address_is_used(kafka_broker: BrokerInfo) -> None:
-    target = ClusterTarget.from_options(f"127.0.0.1:1,{kafka_broker.bootstrap_servers}", None)
+    target = Target.from_options(f"127.0.0.1:1,{kafka_broker.bootstrap_servers}", None)
     assert isinstance(fetch_snapshot(target), dict)
 
 
 def test_fetch_snapshot_accepts_a_properties_target(kafka_broker: BrokerInfo) -> None:
-    """cli.options.LiveTarget hands over a properties dict (kquota.yaml's kafka: map)."""
-    from types import SimpleNamespace
-
-    target = SimpleNamespace(
-        name="dev",
+    """A Target built from a properties dict (kquota.yaml's kafka: map) reads the cluster."""
+    target = Target(
+        cluster_name="dev",
         properties={
             "bootstrap.servers": kafka_broker.sasl_bootstrap_servers,
             "security.protocol": "SASL_PLAINTEXT",

@@ -193,3 +193,14 @@ def test_unsupported_entity_type_case_57(admin: QuotaAdmin, entity_type: str) ->
     with pytest.raises(UnsupportedVersionError) as e:
         admin.describe([X(entity_type, "name")], strict=True)
     assert (e.value.code, e.value.message) == (35, f"Unsupported entity type {entity_type}")
+
+
+def test_exact_reads_of_given_entities_return_those_the_broker_holds(admin: QuotaAdmin) -> None:
+    """Apply's verification reads few entities by exact match (one strict describe each): the
+    default entity, pairs, ip entities and an entity the broker does not hold."""
+    wanted = [FIXTURE[label][0] for label in ("E1", "E4", "E5", "E10", "I2")]
+    absent = _e(U4, C3)
+    views = admin.describe_entities_each_broker([*wanted, absent])
+    assert len(views) == 1, "one broker, one view"
+    assert views[0] == {e: FIXTURE[BY_ENTITY[e]][1] for e in wanted}
+    assert admin.describe_entities_each_broker([]) == [{}]

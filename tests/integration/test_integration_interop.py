@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import secrets
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -14,6 +12,7 @@ from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp
 from kquota.kafka.config import ClientConfig
 from kquota.model import Entity
+from polling import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -24,15 +23,6 @@ T = secrets.token_hex(3)
 def admin(kafka_broker: BrokerInfo) -> Iterator[QuotaAdmin]:
     with QuotaAdmin([kafka_broker.bootstrap_servers], ClientConfig()) as a:
         yield a
-
-
-def eventually(fetch: Callable[[], Any], check: Callable[[Any], bool], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if check(value) or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def test_kquota_writes_kafka_configs_reads(

@@ -10,10 +10,10 @@ import pytest
 
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.fleet.parquet import read_parquet_snapshot
 from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
 from kquota.model import Entity
 from kquota.snapshot import read_snapshot
+from kquota.snapshot_parquet import read_parquet_snapshot
 
 pytestmark = pytest.mark.integration
 

@@ -7,15 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from kquota.cluster import ClusterTarget
 from kquota.errors import UsageError
-from kquota.kafka.config import (
-    ClientConfig,
-    parse_jaas_config,
-    parse_properties,
-    read_properties,
-    redact,
-)
+from kquota.kafka.config import ClientConfig, parse_jaas_config
+from kquota.properties import parse_properties, read_properties
+from kquota.secrets import mask
+from kquota.target import Target
 
 SECRET = "s3cr3t-Pa55"
 SCRAM_JAAS = (
@@ -166,24 +162,22 @@ def test_config_errors(props: dict[str, str], message: str) -> None:
         ClientConfig.from_properties(props)
 
 
-def _secret_config(tmp_path: Path) -> ClientConfig:
+def _secret_properties(tmp_path: Path) -> dict[str, str]:
     token_file = tmp_path / "token"
     token_file.write_text(SECRET + "-token\n")
-    return ClientConfig.from_properties(
-        {
-            "security.protocol": "SASL_SSL",
-            "sasl.mechanism": "PLAIN",
-            "sasl.username": "alice",
-            "sasl.password": SECRET,
-            "sasl.oauthbearer.token": SECRET + "-static",
-            "ssl.key.password": SECRET + "-key",
-        }
-    )
+    return {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "alice",
+        "sasl.password": SECRET,
+        "sasl.oauthbearer.token": SECRET + "-static",
+        "ssl.key.password": SECRET + "-key",
+    }
 
 
 def test_repr_and_str_never_show_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    c = _secret_config(tmp_path)
-    target = ClusterTarget(("h:1",), c)
+    target = Target.from_options("h:1", None, _secret_properties(tmp_path))
+    c = target.config
     caplog.set_level(logging.DEBUG)
     logging.getLogger("kquota.test").info("config %s %r target %r", c, c, target)
     for text in (repr(c), str(c), repr(target), str(target), caplog.text, f"{c}"):
@@ -193,7 +187,7 @@ def test_repr_and_str_never_show_secrets(tmp_path: Path, caplog: pytest.LogCaptu
 
 
 def test_redact_properties() -> None:
-    shown = redact({"sasl.password": SECRET, "sasl.jaas.config": SCRAM_JAAS, "client.id": "x"})
+    shown = mask({"sasl.password": SECRET, "sasl.jaas.config": SCRAM_JAAS, "client.id": "x"})
     assert shown == {"sasl.password": "***", "sasl.jaas.config": "***", "client.id": "x"}
 
 
@@ -215,8 +209,8 @@ def test_oauthbearer_token_file_is_reread(tmp_path: Path) -> None:
 def test_cluster_target_merges_flag_over_file(tmp_path: Path) -> None:
     f = tmp_path / "c.properties"
     f.write_text("bootstrap.servers=file:1\nclient.id=from-file\n")
-    t = ClusterTarget.from_options("flag:2", f, {"client.id": "from-yaml", "retries": "1"})
+    t = Target.from_options("flag:2", f, {"client.id": "from-yaml", "retries": "1"})
     assert t.bootstrap_servers == ("flag:2",)
     assert (t.config.client_id, t.config.retries) == ("from-file", 1)
     with pytest.raises(UsageError, match="no bootstrap servers"):
-        ClusterTarget.from_options(None, None, {})
+        Target.from_options(None, None, {})

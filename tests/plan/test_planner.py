@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan
 from kquota.plan.policy import Policy, ScopeMatch
-from kquota.plan.simulate import apply_plan
+from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import ChangeKind, IgnoreReason, Op, Plan
 
 ALICE = Entity.of({"user": "alice"})
@@ -161,7 +161,7 @@ def expected_after(desired: QuotaState, snapshot: QuotaState, policy: Policy) ->
 @given(states(), states(), POLICIES)
 def test_plan_properties(desired: QuotaState, snapshot: QuotaState, policy: Policy) -> None:
     p = plan(desired, snapshot, policy)
-    after = apply_plan(snapshot, p)
+    after = simulate_plan(snapshot, p)
 
     # Applying the plan gives the desired state within scope; the rest is untouched.
     assert after == expected_after(desired, snapshot, policy)

@@ -17,7 +17,7 @@ import pytest
 from kquota.plan.planner import plan
 from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal, resolution_changes
-from kquota.plan.simulate import apply_plan
+from kquota.plan.simulate import simulate_plan
 from kquota.render import json as render_json
 from kquota.render import markdown, text
 from kquota.snapshot import read_snapshot
@@ -34,7 +34,7 @@ def render_case(case: Path) -> dict[str, str]:
     policy = Policy.build(**meta["policy"])
     p = plan(desired, snapshot, policy, cluster=meta["cluster"])
     principals = [Principal(**x) for x in meta.get("principals", [])]
-    changes = resolution_changes(snapshot, apply_plan(snapshot, p), principals)
+    changes = resolution_changes(snapshot, simulate_plan(snapshot, p), principals)
     return {
         "plan.json": render_json.render_plan(p),
         "plan.txt": text.render_plan(p, changes),

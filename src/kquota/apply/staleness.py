@@ -17,6 +17,7 @@ from kquota.errors import KquotaError
 from kquota.model import Entity, QuotaState, QuotaValues
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.types import Alteration, Plan
+from kquota.render.format import number
 
 _SHOW = 10
 
@@ -28,7 +29,7 @@ class StalePlanError(KquotaError):
 def _fmt(v: float | None) -> str:
     if v is None:
         return "unset"
-    return str(int(v)) if v.is_integer() and abs(v) < 2**63 else repr(v)
+    return number(v, long_range=True)
 
 
 def is_applied(alt: Alteration, have: QuotaValues) -> bool:
@@ -72,7 +73,12 @@ def check_not_stale(
     It returns the entities that already show the plan's ops (a re-run after an interrupted
     apply); the applier leaves them out.
     """
-    if plan.cluster_id and current_cluster_id and plan.cluster_id != current_cluster_id:
+    if plan.cluster_id and not current_cluster_id:
+        raise StalePlanError(
+            f"this plan was made for cluster id {plan.cluster_id}, but the target cluster "
+            "reports no cluster id, so it cannot be checked; nothing was applied"
+        )
+    if plan.cluster_id and plan.cluster_id != current_cluster_id:
         raise StalePlanError(
             f"this plan was made for cluster id {plan.cluster_id}, but the target cluster's id "
             f"is {current_cluster_id}; nothing was applied"

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kquota.model import Entity, QuotaState
+from kquota.model import Entity, QuotaState, QuotaValues
 from kquota.plan.types import Alteration
+from kquota.render.format import number
 
 
 def unconverged(alterations: Iterable[Alteration], current: QuotaState) -> list[Entity]:
@@ -27,3 +28,22 @@ def unconverged(alterations: Iterable[Alteration], current: QuotaState) -> list[
                 pending.append(alt.entity)
                 break
     return pending
+
+
+def _shown(value: float | None) -> str:
+    return "unset" if value is None else number(value)
+
+
+def overwritten(alt: Alteration, have: QuotaValues) -> str | None:
+    """overwritten says how another writer changed ``alt``'s entity, or None if nobody did.
+
+    A key that shows neither what this run wrote nor the plan's before value cannot be a
+    broker trailing the controller (it would show the before value): another writer set it.
+    A key back at its before value is indistinguishable from lag and stays "unconverged".
+    """
+    for op in alt.ops:
+        now = have.get(op.key)
+        wrote = None if op.remove else op.value
+        if now != wrote and now != op.before:
+            return f"{op.key} is {_shown(now)}, this run set {_shown(wrote)}"
+    return None

@@ -10,20 +10,27 @@ failed alteration exits 1 with the broker's message.
 
 from __future__ import annotations
 
-import math
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
-from kquota.cli.describe import format_entity
-from kquota.errors import KquotaError, UsageError
-from kquota.model import ENTITY_TYPES, Entity
-from kquota.quotakeys import allowed_keys, entity_kind, value_problem
+from kquota.cli.timeout_option import timeout_option
+from kquota.errors import AlterationFailed, UsageError
+from kquota.operations.alter import alter, checked_alteration, entity_of_parts
+from kquota.render.format import display_entity
+from kquota.target import Target
 
+if TYPE_CHECKING:
+    from kquota.operations.alter import QuotaAlteration
 
-class AlterationFailed(KquotaError):
-    """AlterationFailed: the broker rejected the alteration; the message is the broker's."""
+__all__ = ["AlterationFailed", "AlterationFlags", "alteration_options", "command"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _split_list(values: tuple[str, ...]) -> list[str]:
@@ -47,79 +54,70 @@ def parse_adds(values: tuple[str, ...]) -> dict[str, float]:
     return adds
 
 
-def local_problems(entity: Entity, adds: dict[str, float], deletes: list[str]) -> list[str]:
-    """local_problems applies the controller's rules before anything is sent."""
-    problems: list[str] = []
-    for key in sorted(set(adds) & set(deletes)):
-        problems.append(f"{key} is both added and deleted")
-    for t, n in entity.parts:
-        if n == "":
-            problems.append(f"empty {t} name (use --defaults {t} for the default entity)")
-    if not all(t in ENTITY_TYPES for t in entity.types):
-        return problems  # the broker judges unknown types; its message is the one to show
-    if entity_kind(entity.types) is None:
-        problems.append("an ip entity cannot be combined with user or client-id")
-        return problems
-    allowed = allowed_keys(entity.types)
-    for key, value in adds.items():
-        if key not in allowed:
-            problems.append(
-                f"{key} is not a quota key for this entity (allowed: {', '.join(allowed)})"
-            )
-            continue
-        if math.isnan(value) or math.isinf(value):
-            problems.append(f"{key}: {value_problem(key, value)}")
-            continue
-        problem = value_problem(key, value)
-        if problem is not None:
-            problems.append(f"{key}={value!r}: {problem}")
-    return problems
+@dataclass(frozen=True)
+class AlterationFlags:
+    """AlterationFlags is KIP-546's ``--add``, ``--delete`` and ``--validate-only`` as given."""
+
+    adds: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    validate_only: bool = False
+
+    @property
+    def given(self) -> bool:
+        """given: any of the flags was used."""
+        return bool(self.adds or self.deletes or self.validate_only)
+
+    def alteration(self, names: tuple[str, ...], defaults: tuple[str, ...]) -> QuotaAlteration:
+        """alteration reads these flags and --names/--defaults into one alteration, checked
+        locally with the controller's rules (a UsageError, and nothing sent, if it would
+        fail)."""
+        parts = parse_entity_flags(names, defaults)
+        entity_of_parts(parts)  # the entity is named before its values are read
+        return checked_alteration(parts, parse_adds(self.adds), _split_list(self.deletes))
+
+    def send(self, target: Target, alteration: QuotaAlteration) -> None:
+        """send writes ``alteration`` (or has the broker validate it) through the alter
+        operation, the one writer path; a refusal raises AlterationFailed."""
+        alter(target, alteration, validate_only=self.validate_only)
+
+
+def alteration_options(f: F) -> F:
+    """alteration_options adds --add, --delete and --validate-only (KIP-546's flags); the
+    command receives them as one ``change: AlterationFlags`` parameter."""
+
+    @functools.wraps(f)
+    def collect(*args: Any, **kwargs: Any) -> Any:
+        change = AlterationFlags(
+            kwargs.pop("adds"), kwargs.pop("deletes"), kwargs.pop("validate_only")
+        )
+        return f(*args, change=change, **kwargs)
+
+    wrapped: Any = click.option(
+        "--validate-only", is_flag=True, help="Have the broker check, not apply."
+    )(collect)
+    wrapped = click.option(
+        "--delete", "deletes", multiple=True, metavar="KEY[,KEY]", help="Remove quotas."
+    )(wrapped)
+    wrapped = click.option(
+        "--add", "adds", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]", help="Set quotas."
+    )(wrapped)
+    return cast(F, wrapped)
 
 
 @click.command("alter")
 @connect_options
 @entity_options
-@click.option("--add", "adds", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]", help="Set quotas.")
-@click.option("--delete", "deletes", multiple=True, metavar="KEY[,KEY]", help="Remove quotas.")
-@click.option("--validate-only", is_flag=True, help="Have the broker check, not apply.")
+@alteration_options
+@timeout_option("alter")
 def command(
     bootstrap_server: str | None,
     command_config: Path | None,
     names: tuple[str, ...],
     defaults: tuple[str, ...],
-    adds: tuple[str, ...],
-    deletes: tuple[str, ...],
-    validate_only: bool,
+    change: AlterationFlags,
 ) -> None:
     """Alter one entity's client quotas."""
-    parts = parse_entity_flags(names, defaults)
-    if not parts:
-        raise UsageError("name the entity with --names TYPE=NAME and/or --defaults TYPE")
-    entity = Entity.of(parts)
-    to_set = parse_adds(adds)
-    to_delete = _split_list(deletes)
-    if not to_set and not to_delete:
-        raise UsageError("nothing to alter: give --add and/or --delete")
-    if len(to_delete) != len(set(to_delete)):
-        raise UsageError("--delete names a key more than once")
-    problems = local_problems(entity, to_set, to_delete)
-    if problems:
-        raise UsageError(
-            f"invalid alteration of {format_entity(entity)} (nothing sent): " + "; ".join(problems)
-        )
-
-    from kquota.cluster import ClusterTarget
-    from kquota.kafka.admin import QuotaAlteration, QuotaOp
-
-    ops = tuple(QuotaOp.set(k, v) for k, v in to_set.items()) + tuple(
-        QuotaOp.delete(k) for k in to_delete
-    )
-    target = ClusterTarget.from_options(bootstrap_server, command_config)
-    with target.admin() as admin:
-        (result,) = admin.alter([QuotaAlteration(entity, ops)], validate_only=validate_only)
-    if not result.ok:
-        raise AlterationFailed(
-            f"{format_entity(entity)}: {result.error_message} ({result.error_name})"
-        )
-    verb = "Validated (not applied)" if validate_only else "Altered"
-    click.echo(f"{verb} {format_entity(entity)}")
+    alteration = change.alteration(names, defaults)
+    change.send(Target.from_options(bootstrap_server, command_config), alteration)
+    verb = "Validated (not applied)" if change.validate_only else "Altered"
+    click.echo(f"{verb} {display_entity(alteration.entity)}")

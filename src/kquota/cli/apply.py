@@ -1,79 +1,109 @@
 """``kquota apply``: commit a plan, safely.
 
-``kquota apply PLAN.json`` applies a saved plan to the cluster it names (connection options on
-the command line override; secrets are never in the file), refusing a plan made for another
-cluster or planned against entities that changed since. ``kquota apply [PATHS…]`` plans
-against the live cluster first, exactly as ``kquota plan`` would, then applies.
+``kquota apply PLAN.json`` applies a saved plan to the cluster the operator names
+(``--cluster`` through kquota.yaml, or ``--bootstrap-server``/``--command-config``): a plan
+file is untrusted and never chooses where credentials go. It is read and checked offline
+(:mod:`kquota.apply.planfile`) before any connection; a plan made for another cluster, or
+planned against entities that changed since, is refused. ``kquota apply [PATHS…]`` reads the
+desired state, then plans against the live cluster exactly as ``kquota plan`` would, and
+applies.
 
 Either way: the plan is shown; on a terminal the operator confirms it (``--auto-approve``
 skips that, and is required without a terminal); every alteration passes a validate-only
 AlterClientQuotas first or nothing is committed; then commit, verify, and (with an audit
-topic) publish one confirmed audit event per committed entity before reporting success.
+topic) publish one confirmed audit event per committed entity before reporting success. The
+audit topic is checked (it exists, this principal may write it) before the commit; if the
+events still cannot be confirmed after it, the apply exits 3, "committed but not audited".
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
-from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport, apply_plan
-from kquota.cli.options import Targeting, TargetingArgs, plan_against, targeting_options
+from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
+from kquota.apply.interrupts import signals_stop_apply, stop_signal
+from kquota.apply.outcome import Interrupted, exit_code, overwritten_lines, stop_lines
+from kquota.cli.impact_options import ProtectArgs, protect_options
+from kquota.cli.options import (
+    TargetingArgs,
+    echo_warnings,
+    live_targeting_options,
+    load_desired_quotas,
+)
+from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError, UsageError
+from kquota.operations.apply import ApplyHooks, AuditOutcome
+from kquota.operations.apply import apply as apply_operation
+from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.render.failures import failure_lines
 from kquota.render.format import display_entity
+from kquota.target import Target, configured_servers
+
+EXIT_NOT_AUDITED = 3
+"""Exit code of an apply that committed and verified every change but could not confirm their
+audit events (documented in the README with the other exit codes)."""
 
 PROGRESS_FROM = 5_000
 """Plans with at least this many alterations get a progress bar (on a terminal)."""
 
 
-def _is_saved_plan(args: tuple[Path, ...]) -> bool:
-    return len(args) == 1 and args[0].suffix == ".json" and args[0].is_file()
+class CommittedNotAudited(KquotaError):
+    """CommittedNotAudited: every change is in the cluster, but its audit trail is not."""
+
+    exit_code = EXIT_NOT_AUDITED
 
 
-def _load_saved(path: Path) -> Plan:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise KquotaError(f"{path}: cannot read the saved plan: {e}") from None
-    return Plan.from_data(data)
+@dataclass(frozen=True)
+class ApplyFlags:
+    """ApplyFlags is apply's command line, as given: what the command hands to the work."""
+
+    plan_or_paths: tuple[Path, ...]
+    where: TargetingArgs
+    prune: bool | None
+    allow_mass_removal: bool
+    auto_approve: bool
+    audit_topic: str | None
+    batch_size: int
+    verify_timeout: float
+    lease: bool
+    guard: ProtectArgs
 
 
-def plan_id(plan: Plan) -> str:
-    """plan_id names a plan in audit events: a digest of its JSON contract."""
-    from kquota.render.json import render_plan
-
-    return hashlib.sha256(render_plan(plan).encode()).hexdigest()[:16]
+def _refuse_without_terminal(auto_approve: bool) -> None:
+    """Without a terminal there is nobody to ask: refuse before connecting."""
+    if not auto_approve and not sys.stdin.isatty():
+        raise UsageError(
+            "not applying without confirmation: there is no terminal to ask on; "
+            "review the plan and pass --auto-approve"
+        )
 
 
 def _confirm(auto_approve: bool, plan: Plan) -> None:
     if auto_approve:
         return
-    if not sys.stdin.isatty():
-        raise UsageError(
-            "not applying without confirmation: there is no terminal to ask on; "
-            "review the plan and pass --auto-approve"
-        )
+    _refuse_without_terminal(auto_approve)
     n = len(plan.alterations)
     if not click.confirm(f"Apply these changes to {n} entities?", default=False, err=True):
         raise click.Abort()
 
 
-def _progress(total: int) -> tuple[Any, Any]:
-    """_progress is a progress bar on stderr for large plans on a terminal, else nothing."""
+def _progress(total: int) -> tuple[Callable[[int], None] | None, Callable[[], None]]:
+    """_progress is a progress bar on stderr for large plans on a terminal, else nothing:
+    a per-batch callback and the function that ends the bar."""
     if total < PROGRESS_FROM or not sys.stderr.isatty():
-        return None, None
+        return None, lambda: None
     from rich.progress import Progress
 
     bar = Progress(transient=True)  # per committed batch
     task = bar.add_task("committing", total=total)
     bar.start()
-    return bar, lambda n: bar.update(task, advance=n)
+    return (lambda n: bar.update(task, advance=n)), bar.stop
 
 
 def _report_lines(report: ApplyReport, total: int) -> list[str]:
@@ -83,71 +113,87 @@ def _report_lines(report: ApplyReport, total: int) -> list[str]:
             f"validate-only pass failed for {len(report.validation_failures)} of {total} "
             "entities; nothing was committed:"
         )
-        out += [f"  {display_entity(f.entity)}: {f.error_name}: {f.message}" for f in
-                report.validation_failures]  # fmt: skip
+        out += failure_lines(report.validation_failures)
         return out
     done = len(report.committed)
     line = f"committed {done} of {total} entities"
     if report.already_applied:
         line += f" ({len(report.already_applied)} already applied by an earlier run)"
     out.append(line)
-    for f in report.failed:
-        out.append(f"  failed {display_entity(f.entity)}: {f.error_name}: {f.message}")
+    out += failure_lines(report.failed, prefix="failed ")
     if report.interrupted:
-        out.append(f"the connection broke: {report.interrupted}")
+        out += stop_lines(report)
         if report.uncertain:
             out.append(f"  {len(report.uncertain)} entities may or may not have been committed")
         if report.not_attempted:
             out.append(f"  {len(report.not_attempted)} entities were not attempted")
         out.append("  every op is an idempotent set or remove: run apply again to converge")
+    out += overwritten_lines(report)
     if report.unconverged:
         out.append(
             f"verification: {len(report.unconverged)} committed entities do not show their "
             "changes yet (brokers trail the controller briefly):"
         )
         out += [f"  {display_entity(e)}" for e in report.unconverged[:20]]
-    elif done:
+    elif done and not report.overwritten and report.stopped_by in (None, "connection"):
         out.append("verified: the cluster shows every committed change")
     return out
 
 
 def _resolve_targeting(
-    saved: Plan | None, where: TargetingArgs, timeout: float | None
-) -> tuple[Targeting, dict[str, str]]:
-    if where.snapshot is not None:
-        raise UsageError("apply writes to a live cluster: --snapshot is for plan and drift")
-    if saved is not None and where.bootstrap_server is None and where.cluster_name is None:
-        # The plan names its cluster: a kquota.yaml cluster name, else bootstrap servers.
-        from kquota.config import find_config, load_config
-
-        if saved.cluster is None:
-            raise UsageError(
-                "the saved plan names no cluster: give --bootstrap-server or --cluster"
-            )
-        config_path = where.config_path or find_config()
-        named = config_path is not None and saved.cluster in load_config(config_path).clusters
-        where = (
-            dataclasses.replace(where, cluster_name=saved.cluster)
-            if named
-            else dataclasses.replace(where, bootstrap_server=saved.cluster)
+    where: TargetingArgs, saved_plan: Path | None
+) -> tuple[Target, dict[str, str]]:
+    """The operator's target, from flags or kquota.yaml: a saved plan never chooses it."""
+    target = where.resolve(require_source=saved_plan is None)
+    if target.cluster is None and target.bootstrap_server is None and target.command_config is None:
+        raise UsageError(
+            f"apply {saved_plan} needs a target: give --cluster NAME (from kquota.yaml) or "
+            "--bootstrap-server HOST:PORT (with --command-config FILE for credentials); "
+            "a saved plan never chooses where to connect"
         )
-    target = where.resolve()
-    props = target.live_target().properties
-    if timeout is not None:
-        props = {**props, "request.timeout.ms": str(int(timeout * 1000))}
-    return target, props
+    return target, target.client_properties()
+
+
+def _load_saved(
+    path: Path, where: TargetingArgs, target: Target, props: dict[str, str], policy: Policy
+) -> Plan:
+    """_load_saved reads and checks a saved plan against the operator's target, offline."""
+    from kquota.apply.planfile import TargetIdentity, check_target, load_plan_file
+
+    plan = load_plan_file(path, policy)
+    identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"])
+    check_target(plan, str(path), identity, configured_servers(where.config_path))
+    return plan
 
 
 @click.command("apply")
 @click.argument("plan_or_paths", nargs=-1, type=click.Path(path_type=Path))
-@targeting_options
+@live_targeting_options
 @click.option("--prune/--no-prune", default=None, help="When planning here: as for plan.")
 @click.option("--allow-mass-removal", is_flag=True, help="When planning here: as for plan.")
 @click.option("--auto-approve", is_flag=True, help="Apply without asking (CI, no terminal).")
 @click.option("--audit-topic", help="Publish an audit event per committed entity to this topic.")
-@click.option("--batch-size", type=click.IntRange(1, 100_000), default=DEFAULT_BATCH_SIZE)
-@click.option("--timeout", type=float, help="Per-request timeout in seconds.")
-@click.option("--verify-timeout", type=float, default=15.0, show_default=True)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 100_000),
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    help="Entities committed per AlterClientQuotas batch.",
+)
+@click.option(
+    "--verify-timeout",
+    type=float,
+    default=15.0,
+    show_default=True,
+    help="Seconds to wait for the cluster to show every committed change.",
+)
+@click.option(
+    "--no-lease",
+    is_flag=True,
+    help="Do not take the cluster's apply lease (topic _kquota_apply_lease; see README).",
+)
+@protect_options
+@timeout_option("apply")
 def command(
     plan_or_paths: tuple[Path, ...],
     where: TargetingArgs,
@@ -156,78 +202,95 @@ def command(
     auto_approve: bool,
     audit_topic: str | None,
     batch_size: int,
-    timeout: float | None,
     verify_timeout: float,
+    no_lease: bool,
+    guard: ProtectArgs,
 ) -> None:
-    """Apply a saved PLAN.json, or plan PATHS against the live cluster and apply."""
-    from kquota.apply.staleness import check_not_stale
-    from kquota.cluster import ClusterTarget
-    from kquota.kafka.errors import BrokerConnectionError, KafkaTimeoutError
+    """Apply a saved PLAN.json, or plan PATHS against the live cluster and apply.
+
+    SIGINT (Ctrl-C) or SIGTERM stops the commit, settles the batch in flight and reports what
+    was committed; exit 130 / 143. Exit 4: another writer changed entities this run wrote.
+    """
+    flags = ApplyFlags(
+        plan_or_paths, where, prune, allow_mass_removal, auto_approve, audit_topic,
+        batch_size, verify_timeout, lease=not no_lease, guard=guard,
+    )  # fmt: skip
+    reported: list[bool] = []
+    with signals_stop_apply():
+        try:
+            _apply(flags, reported)
+        except KeyboardInterrupt:
+            raise Interrupted(stop_signal(), after_report=bool(reported)) from None
+
+
+def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
+    from kquota.apply.planfile import is_saved_plan
     from kquota.render.text import render_plan as render_text
 
-    saved = _load_saved(plan_or_paths[0]) if _is_saved_plan(plan_or_paths) else None
-    target, props = _resolve_targeting(saved, where, timeout)
-    topic = audit_topic or (target.cluster.audit_topic if target.cluster else None)
+    # Everything local is read and checked before the first connection (issue 9).
+    protect = flags.guard.matches()
+    saved_path = flags.plan_or_paths[0] if is_saved_plan(flags.plan_or_paths) else None
+    target, props = _resolve_targeting(flags.where, saved_path)
+    policy = target.policy(prune=flags.prune, allow_mass_removal=flags.allow_mass_removal)
+    saved = desired = None
+    if saved_path is not None:
+        saved = _load_saved(saved_path, flags.where, target, props, policy)
+    else:
+        desired = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
+    _refuse_without_terminal(flags.auto_approve)
+    topic = flags.audit_topic or target.audit_topic
     publisher = None
     if topic:
         from kquota.audit import AuditPublisher
 
         publisher = AuditPublisher(topic, props)  # a bad config fails here, before any write
+        click.get_current_context().call_on_close(publisher.close)
 
-    cluster = ClusterTarget.from_options(None, None, props)
-    with cluster.admin() as admin:
-        cluster_id = admin.cluster_id()
-        current = admin.describe_all()
-        if saved is not None:
-            plan = saved
-            already = check_not_stale(plan, current, cluster_id)
-        else:
-            plan = plan_against(
-                target,
-                plan_or_paths,
-                current,
-                cluster_id,
-                prune=prune,
-                allow_mass_removal=allow_mass_removal,
-            )
-            already = frozenset()
+    def show(plan: Plan, warnings: tuple[str, ...]) -> None:
+        echo_warnings(warnings)
         click.echo(render_text(plan), nl=False)
-        if plan.empty:
-            click.echo("nothing to apply")
-            return
-        if not plan.applyable:
-            raise KquotaError(
-                f"mass-removal guard: {plan.guard_violation}; nothing was applied "
-                "(plan with --allow-mass-removal if this is intended)"
-            )
-        _confirm(auto_approve, plan)
-        bar, progress = _progress(len(plan.alterations))
-        try:
-            report = apply_plan(
-                admin,
-                plan,
-                batch_size=batch_size,
-                progress=progress,
-                verify_timeout=verify_timeout,
-                connection_errors=(BrokerConnectionError, KafkaTimeoutError),
-                already_applied=already,
-            )
-        finally:
-            if bar is not None:
-                bar.stop()
-    for line in _report_lines(report, len(plan.alterations)):
-        click.echo(line)
-    if publisher is not None and report.committed:
-        from kquota.audit import AuditEvent, actor, git_commit
 
-        pid, commit, who = plan_id(plan), git_commit(), actor()
-        with publisher:
-            publisher.publish(
-                AuditEvent.from_alteration(
-                    a, plan_id=pid, cluster=plan.cluster, git_commit=commit, actor=who
-                )
-                for a in report.committed
-            )
-        click.echo(f"audit: {len(report.committed)} events confirmed on topic {topic}")
-    if not report.ok:
-        sys.exit(1)
+    def report_committed(plan: Plan, report: ApplyReport) -> None:
+        for line in _report_lines(report, len(plan.alterations)):
+            click.echo(line)
+        reported.append(True)
+
+    def confirm(plan: Plan) -> None:
+        _confirm(flags.auto_approve, plan)
+
+    source = saved if saved is not None else desired
+    assert source is not None
+    result = apply_operation(
+        target,
+        source,
+        prune=flags.prune,
+        allow_mass_removal=flags.allow_mass_removal,
+        override="--allow-mass-removal",
+        protect=protect,
+        allow_protected_change=flags.guard.allow_protected_change,
+        protect_override="--allow-protected-change",
+        batch_size=flags.batch_size,
+        verify_timeout=flags.verify_timeout,
+        lease=flags.lease,
+        publisher=publisher,
+        hooks=ApplyHooks(show, confirm, _progress, report_committed),
+    )
+    if result.report is None:
+        click.echo("nothing to apply")
+        return
+    if result.audit is not None:
+        _report_audit(result.audit, result.report)
+    if not result.report.ok:
+        sys.exit(exit_code(result.report))
+
+
+def _report_audit(outcome: AuditOutcome, report: ApplyReport) -> None:
+    """_report_audit: an audit failure is its own outcome (:class:`CommittedNotAudited`, exit
+    3) when the apply itself succeeded; when it did not, the apply's exit 1 stands and the
+    audit failure is reported beside it."""
+    if outcome.confirmed:
+        click.echo(outcome.message)
+    elif report.ok:
+        raise CommittedNotAudited(outcome.message)
+    else:
+        click.echo(f"error: {outcome.message}", err=True)

@@ -3,7 +3,8 @@
 As in Kafka's tools: the properties file holds security settings (``security.protocol``,
 ``sasl.*``, ``ssl.*``, see :mod:`kquota.kafka.config`), the flag the address; the flag wins
 over a ``bootstrap.servers`` line in the file. Also the entity flags shared by describe and
-alter (``--names type=name,…``, ``--defaults type,…``), parsed here.
+alter (``--names type=name,…``, ``--defaults type,…``), and the principal of plan and
+resolve (``user=alice,client-id=etl``), parsed here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from kquota.errors import UsageError
+from kquota.plan.resolver import Principal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,6 +79,13 @@ def parse_entity_flags(names: tuple[str, ...], defaults: tuple[str, ...]) -> dic
             entity_type, sep, name = item.partition("=")
             if not sep or not entity_type:
                 raise UsageError(f"--names expects TYPE=NAME, got {item!r}")
+            if name == "":
+                # The broker stores no empty names ("Empty user not supported"): a describe
+                # would silently match nothing, an alter would fail after connecting.
+                raise UsageError(
+                    f"--names {item!r}: the {entity_type.strip()} name is empty; "
+                    f"name it, or use --defaults {entity_type.strip()} for the default entity"
+                )
             put(entity_type.strip(), name)
     for value in defaults:
         for item in _split(value):
@@ -84,3 +93,13 @@ def parse_entity_flags(names: tuple[str, ...], defaults: tuple[str, ...]) -> dic
                 raise UsageError(f"--defaults expects entity types only, got {item!r}")
             put(item.strip(), None)
     return parts
+
+
+def parse_principal(text: str, option: str) -> Principal:
+    """parse_principal reads ``user=alice,client-id=etl`` (and ``ip=...``) into a Principal."""
+    from kquota.principals.listed import principal_of
+
+    try:
+        return principal_of(text)
+    except ValueError as e:
+        raise UsageError(f"{option} {text!r}: {e}") from None

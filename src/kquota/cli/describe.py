@@ -5,11 +5,17 @@ Filter flags (KIP-546 ``--names`` / ``--defaults``):
 * no flags: every entity of the cluster, ip entities included (describe-all: an empty,
   non-strict filter);
 * ``--names user=alice`` matches that name exactly, ``--defaults user`` the default entity;
-  any flag makes the filter **strict**: only entities with exactly the given types match
-  (``--names user=alice`` shows ``{user=alice}``, not ``{user=alice, client-id=app}``).
+  as in KIP-546, an entity may have other types besides: ``--names client-id=app`` shows
+  ``{user=alice, client-id=app}`` and ``{client-id=app}``;
+* ``--strict`` narrows to entities with exactly the given types (``--names user=alice
+  --strict`` shows ``{user=alice}``, not ``{user=alice, client-id=app}``).
 
 Text output: the entity line ``{user=alice, client-id=<default>}`` then one indented
-``key=value`` per quota (whole numbers without ``.0``). ``--format json`` writes the snapshot
+``key=value`` per quota (whole numbers without ``.0``). Names are shown as every human output
+of kquota shows them (``kquota.render.format.display_entity``): control characters escaped,
+and a name that could read as structure or as the default entity (the literal ``<default>``,
+an empty name, one with ``,={}"`` or surrounding spaces) in double quotes, so no two entities
+ever print alike. ``--format json`` writes the snapshot
 contract (``kquota.snapshot``) that plan and drift read.
 """
 
@@ -21,45 +27,10 @@ from pathlib import Path
 import click
 
 from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
-from kquota.model import DEFAULT_NAME_DISPLAY, Entity, QuotaState, sorted_entities
-
-
-def format_value(value: float) -> str:
-    """format_value: whole numbers without ``.0``, others in shortest round-trip form."""
-    if value.is_integer() and abs(value) < 2**63:
-        return str(int(value))
-    return repr(value)
-
-
-def sanitize(text: str) -> str:
-    """sanitize escapes control characters (and backslashes) so names cannot forge output."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif code < 0x20 or 0x7F <= code < 0xA0 or ch in "\u2028\u2029":
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def format_entity(entity: Entity) -> str:
-    inner = ", ".join(
-        f"{sanitize(t)}={DEFAULT_NAME_DISPLAY if n is None else sanitize(n)}"
-        for t, n in entity.parts
-    )
-    return "{" + inner + "}"
-
-
-def render_text(state: QuotaState) -> str:
-    lines: list[str] = []
-    for entity in sorted_entities(state):
-        lines.append(format_entity(entity))
-        values = state[entity]
-        lines.extend(f"  {sanitize(k)}={format_value(values[k])}" for k in sorted(values))
-    return "".join(line + "\n" for line in lines)
+from kquota.cli.timeout_option import timeout_option
+from kquota.operations.describe import describe
+from kquota.render.describe import render_text
+from kquota.target import Target
 
 
 @click.command("describe")
@@ -71,35 +42,31 @@ def render_text(state: QuotaState) -> str:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
+    help="text as kafka-client-quotas shows it; json is the snapshot file format.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Only entities with exactly the types given by --names/--defaults.",
+)
+@timeout_option("describe")
 def command(
     bootstrap_server: str | None,
     command_config: Path | None,
     names: tuple[str, ...],
     defaults: tuple[str, ...],
     output_format: str,
+    strict: bool,
 ) -> None:
     """Describe client quotas on a cluster.
 
     \b
     No --names/--defaults: every entity, ip entities included.
-    --names TYPE=NAME matches that name, --defaults TYPE the default entity; with any of
-    them the match is strict: only entities with exactly those types are shown.
+    --names TYPE=NAME matches that name, --defaults TYPE the default entity; entities
+    with other types besides match too (KIP-546), unless --strict.
     """
-    from kquota.cluster import ClusterTarget
-    from kquota.kafka.admin import FilterComponent
-
     parts = parse_entity_flags(names, defaults)
-    target = ClusterTarget.from_options(bootstrap_server, command_config)
-    with target.admin() as admin:
-        if parts:
-            components = [
-                FilterComponent.default(t) if n is None else FilterComponent.exact(t, n)
-                for t, n in parts.items()
-            ]
-            state = admin.describe(components, strict=True)
-        else:
-            state = admin.describe_all()
+    state = describe(Target.from_options(bootstrap_server, command_config), parts, strict=strict)
     if output_format == "json":
         from kquota.snapshot import write_snapshot
 

@@ -34,6 +34,7 @@ def command() -> None:
     type=click.Choice(SUPPORTED_KAFKA_VERSIONS),
     default=os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION),
     show_default=True,
+    help="Apache Kafka version to run (default: $KQUOTA_KAFKA_VERSION, else the newest).",
 )
 @click.option("--authorizer", is_flag=True, help="Enable StandardAuthorizer (admin is super user).")
 @click.option(
@@ -49,9 +50,23 @@ def command() -> None:
     is_flag=True,
     help="Also SSL (client certificate required) and SASL_SSL listeners, with a throwaway CA.",
 )
-@click.option("--timeout", type=float, default=180.0, show_default=True)
+@click.option(
+    "--nodes",
+    type=click.IntRange(1, 9),
+    default=None,
+    help="Run a cluster of N KRaft nodes (each broker and controller, one quorum). "
+    "[default: 1, or the node count of the cluster already in --dir]",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=180.0,
+    show_default=True,
+    help="Seconds to wait for the started broker to answer.",
+)
 def start(
     broker_dir: Path,
+    nodes: int | None,
     kafka_version: str,
     authorizer: bool,
     users: tuple[str, ...],
@@ -60,6 +75,7 @@ def start(
     timeout: float,
 ) -> None:
     """Start the broker in the background and print one JSON line describing it."""
+    from kquota.devbroker.cluster import clear_dir, is_cluster_dir, node_count, start_cluster
     from kquota.devbroker.launcher import start_broker
 
     extra: dict[str, str] = {}
@@ -69,6 +85,32 @@ def start(
             raise click.BadParameter(f"expected NAME=PASSWORD, got {name!r}=…", param_hint="--user")
         extra[name] = password
     began = time.monotonic()
+    if nodes is None and is_cluster_dir(broker_dir) and not fresh:
+        nodes = node_count(broker_dir)
+    if nodes is not None and nodes > 1:
+        if tls:
+            raise click.UsageError("--tls is for a single node; leave out --nodes or --tls")
+        info = start_cluster(
+            broker_dir,
+            nodes=nodes,
+            kafka_version=kafka_version,
+            authorizer=authorizer,
+            extra_users=extra,
+            fresh=fresh,
+            timeout=timeout,
+        )
+        click.echo(info.to_json())
+        click.echo(
+            f"{nodes} nodes ready in {time.monotonic() - began:.1f}s ({broker_dir})", err=True
+        )
+        return
+    if is_cluster_dir(broker_dir) and not fresh:
+        raise click.UsageError(
+            f"{broker_dir} holds a cluster of {node_count(broker_dir)} nodes; "
+            "use --fresh to replace it with one node"
+        )
+    if fresh and is_cluster_dir(broker_dir):
+        clear_dir(broker_dir)
     info = start_broker(
         broker_dir,
         kafka_version=kafka_version,
@@ -85,20 +127,28 @@ def start(
 @command.command("stop")
 @_dir_option
 def stop(broker_dir: Path) -> None:
-    """Stop the broker; leaves no JVM behind."""
+    """Stop the broker (every node of a cluster); leaves no JVM behind."""
+    from kquota.devbroker.cluster import is_cluster_dir, stop_cluster
     from kquota.devbroker.launcher import stop_broker
 
-    was_running = stop_broker(broker_dir)
+    if is_cluster_dir(broker_dir):
+        was_running = stop_cluster(broker_dir)
+    else:
+        was_running = stop_broker(broker_dir)
     click.echo("stopped" if was_running else "not running")
 
 
 @command.command("status")
 @_dir_option
 def status(broker_dir: Path) -> None:
-    """Print the running broker's JSON line; exit 3 if none runs."""
+    """Print the running broker's JSON line; exit 3 if none runs.
+
+    For a cluster, a node that is down shows ``"pid": null`` (exit 0 while any node runs).
+    """
+    from kquota.devbroker.cluster import cluster_status, is_cluster_dir
     from kquota.devbroker.launcher import broker_status
 
-    info = broker_status(broker_dir)
+    info = cluster_status(broker_dir) if is_cluster_dir(broker_dir) else broker_status(broker_dir)
     if info is None:
         click.echo("not running")
         raise SystemExit(3)

@@ -7,52 +7,39 @@ others, and the exit code is the worst of them (error over drift over in sync).
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import os
 import sys
-import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from kquota.cli.options import TargetingArgs, load_desired_quotas, targeting_options
-from kquota.drift.render import render_json, render_markdown, render_prometheus, render_text
-from kquota.drift.report import DriftReport, drift_report
-from kquota.engines.local import LocalEngine
+from kquota.cli.options import (
+    TargetingArgs,
+    echo_warnings,
+    load_desired_quotas,
+    targeting_options,
+)
+from kquota.cli.output import write_output
+from kquota.cli.timeout_option import timeout_option
+from kquota.drift.render import render_reports
+from kquota.drift.report import DriftReport
 from kquota.errors import KquotaError, UsageError
+from kquota.operations.desired import LoadedDesired
+from kquota.operations.drift import check_drift, check_ready, publish_drift
+from kquota.target import Target, configured_cluster_names
 
 
-def _check(paths: tuple[Path, ...], where: TargetingArgs, prune: bool | None) -> DriftReport:
+def _prepare(paths: tuple[Path, ...], where: TargetingArgs) -> tuple[Target, LoadedDesired]:
     target = where.resolve()
     desired = load_desired_quotas(target.desired_paths(paths))
-    state = target.load_state()
-    policy = target.policy(prune=prune, allow_mass_removal=True)
-    plan = LocalEngine().plan(desired.quotas, state, policy, target.label)
-    checked_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    return drift_report(plan, prune=policy.prune, checked_at=checked_at)
+    check_ready(target)
+    return target, desired
 
 
-def _write(path: Path, text: str) -> None:
-    # Atomic: node_exporter's textfile collector must never read a half-written file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def _render(reports: list[DriftReport], fmt: str) -> str:
-    if fmt == "prometheus":
-        return render_prometheus(reports, time.time())
-    if fmt == "json":
-        if len(reports) == 1:
-            return render_json(reports[0])
-        data = {"format_version": 1, "clusters": [r.to_data() for r in reports]}
-        return json.dumps(data, indent=2) + "\n"
-    render = render_markdown if fmt == "markdown" else render_text
-    return "".join(render(r) for r in reports)
+def _check(prepared: tuple[Target, LoadedDesired], prune: bool | None) -> DriftReport:
+    result = check_drift(*prepared, prune=prune)
+    echo_warnings(result.warnings)
+    return result.report
 
 
 @click.command("drift")
@@ -69,9 +56,12 @@ def _render(reports: list[DriftReport], fmt: str) -> str:
     "fmt",
     type=click.Choice(["text", "json", "markdown", "prometheus"]),
     default="text",
+    show_default=True,
+    help="Report format; prometheus writes a node-exporter textfile (with --out).",
 )
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @click.option("--publish-topic", help="Also publish each report as an event to this topic.")
+@timeout_option("drift")
 def command(
     paths: tuple[Path, ...],
     where: TargetingArgs,
@@ -87,51 +77,44 @@ def command(
         if where.cluster_name or where.bootstrap_server or where.snapshot or paths:
             raise UsageError("--all checks every cluster of kquota.yaml: drop --cluster, "
                              "--bootstrap-server, --snapshot and PATHS")  # fmt: skip
-        from kquota.config import find_config, load_config
-
-        path = where.config_path or find_config()
-        if path is None:
-            raise UsageError("--all needs a kquota.yaml (or --config PATH)")
-        names = sorted(load_config(path).clusters)
-        runs = [replace(where, cluster_name=name, config_path=path) for name in names]
+        path, names = configured_cluster_names(where.config_path)
+        runs = [where.named(name, path) for name in names]
     else:
         runs = [where]
 
     checked: list[tuple[TargetingArgs, DriftReport]] = []
     failed = 0
+
+    def failure(opts: TargetingArgs, e: KquotaError) -> None:
+        nonlocal failed
+        if not all_clusters:
+            raise e
+        failed += 1
+        echo_warnings(e.warnings)
+        click.echo(f"error: cluster {opts.cluster_name}: {e}", err=True)
+
+    # Every cluster's local files first: a typo is reported as such, never as a network error.
+    prepared: list[tuple[TargetingArgs, tuple[Target, LoadedDesired]]] = []
     for opts in runs:
         try:
-            checked.append((opts, _check(() if all_clusters else paths, opts, prune)))
+            prepared.append((opts, _prepare(() if all_clusters else paths, opts)))
         except KquotaError as e:
-            if not all_clusters:
-                raise
-            failed += 1
-            click.echo(f"error: cluster {opts.cluster_name}: {e}", err=True)
+            failure(opts, e)
+    for opts, ready in prepared:
+        try:
+            checked.append((opts, _check(ready, prune)))
+        except KquotaError as e:
+            failure(opts, e)
 
     reports = [r for _, r in checked]
-    text = _render(reports, fmt)
+    text = render_reports(reports, fmt, time.time())
     if out is not None:
-        _write(out, text)
+        write_output(out, text)
     else:
         click.echo(text, nl=False)
     if publish_topic:
         for opts, report in checked:
-            _publish(publish_topic, report, opts)
+            publish_drift(publish_topic, report, opts.resolve())
     if failed:
         sys.exit(1)
     sys.exit(2 if any(r.drifted for r in reports) else 0)
-
-
-def _publish(topic: str, report: DriftReport, where: TargetingArgs) -> None:
-    """_publish sends a cluster's report to ``topic`` on that same cluster."""
-    from kquota.audit import AuditPublisher, DriftEvent, actor, git_commit
-
-    props = where.resolve().live_target().properties
-    event = DriftEvent(
-        cluster=report.cluster or "",
-        report=report.to_data(),
-        git_commit=git_commit(),
-        actor=actor(),
-    )
-    with AuditPublisher(topic, props) as publisher:
-        publisher.publish([event])

@@ -1,7 +1,11 @@
 """``kquota export``: a cluster's quotas (live or a snapshot file) as desired-state YAML.
 
 The output reads back to exactly the same values, so ``export`` then ``plan`` shows no
-changes. With a cluster from kquota.yaml whose policy has a scope, only in-scope entities
+changes. It never holds what ``validate`` refuses: an entity desired state cannot declare
+(an unknown entity type, a hostname, a second spelling of one ip address, a value the broker
+should not hold) is left out, named in a warning, and the exit code is 1.
+
+With a cluster from kquota.yaml whose policy has a scope, only in-scope entities
 are exported (the repository owns those); ``--all`` exports everything.
 """
 
@@ -12,8 +16,10 @@ from pathlib import Path
 import click
 
 from kquota.cli.options import TargetingArgs, targeting_options
+from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError
-from kquota.render.desired_yaml import render_desired
+from kquota.operations.export import export_desired
+from kquota.render.format import display_entity
 
 
 @click.command("export")
@@ -24,26 +30,26 @@ from kquota.render.desired_yaml import render_desired
     help="Write the YAML to this file (default: standard output).",
 )
 @click.option("--all", "export_all", is_flag=True, help="Ignore the cluster's ownership scope.")
+@timeout_option("export")
 def command(
     where: TargetingArgs,
     out: Path | None,
     export_all: bool,
 ) -> None:
     """Write the cluster's quotas as desired-state YAML."""
-    target = where.resolve()
-    state = target.load_state()
-    source = str(where.snapshot) if where.snapshot else (target.label or "the cluster")
-    header = f"Exported by kquota from {source}."
-    if not export_all:
-        policy = target.policy(prune=None, allow_mass_removal=False)
-        if policy.scope is not None:
-            state = {e: v for e, v in state.items() if policy.in_scope(e)}
-            header += " Only entities in the cluster's ownership scope."
-    text = render_desired(state, header)
+    exported = export_desired(where.resolve(), export_all=export_all)
+    for entity, why in exported.left_out:
+        click.echo(f"warning: not exported: {display_entity(entity)}: {why}", err=True)
     if out is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise KquotaError(f"{out}: cannot write: {e.strerror or e}") from None
+        click.echo(exported.text, nl=False)
+    else:
+        try:
+            out.write_text(exported.text, encoding="utf-8")
+        except OSError as e:
+            raise KquotaError(f"{out}: cannot write: {e.strerror or e}") from None
+    if exported.left_out:
+        n = len(exported.left_out)
+        raise KquotaError(
+            f"{n} entit{'ies' if n != 1 else 'y'} left out of the export: "
+            "desired state cannot declare them (see the warnings above)"
+        )

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
+from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
+from kquota.cli.timeout_option import timeout_option
 from kquota.plan.policy import Policy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
-    from kquota.engines.spark import SparkSettings
+    from kquota.fleet.spark import SparkSettings
+    from kquota.operations.fleet import FleetRun
     from kquota.plan.types import Plan
 
 _engine = click.option(
@@ -31,54 +37,139 @@ _master = click.option(
 _driver_memory = click.option(
     "--driver-memory", default="4g", show_default=True, help="Spark driver memory (local mode)."
 )
+_conf = click.option(
+    "--conf",
+    "conf",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g.",
+)
+_ship = click.option(
+    "--ship/--no-ship",
+    default=None,
+    help="Ship kquota and its libraries to the executors (spark.archives); "
+    "default: whenever --master is not local.",
+)
+_processes = click.option(
+    "--processes",
+    default="auto",
+    show_default=True,
+    metavar="N|auto",
+    help="Local engine: worker processes, one cluster at a time each; auto uses every core "
+    "when the fleet is big enough to gain from it.",
+)
+# Plain strings, not paths: with --engine spark they may be hdfs:// or s3a:// locations.
 _desired = click.option(
     "--desired",
     "desired_root",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Desired-state root: one folder per cluster (ROOT/<cluster>/*.yaml).",
+    help="Desired-state root: one folder per cluster (ROOT/<cluster>/*.yaml); "
+    "with --engine spark any Hadoop location (file://, hdfs://, s3a://).",
 )
 _snapshots = click.option(
     "--snapshots",
     "snapshots_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="One snapshot per cluster: <cluster>.json, .jsonl or .parquet.",
+    help="One snapshot per cluster: <cluster>.json, .jsonl or .parquet (a folder; "
+    "with --engine spark any Hadoop location).",
 )
-_out = click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
-_prune = click.option("--prune/--no-prune", default=False, show_default=True)
-_allow = click.option("--allow-mass-removal", is_flag=True)
+_out = click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory the result files are written to.",
+)
+_prune = click.option(
+    "--prune/--no-prune",
+    default=False,
+    show_default=True,
+    help="Remove (or count as drift) in-scope entities no file declares.",
+)
+_allow = click.option("--allow-mass-removal", is_flag=True, help="Override the mass-removal guard.")
+
+
+@dataclass(frozen=True)
+class FleetFlags:
+    """FleetFlags is the inputs, output and engine flags every fleet command takes."""
+
+    desired_root: str
+    snapshots_dir: str
+    out: Path
+    engine: str
+    master: str
+    driver_memory: str
+    conf: tuple[str, ...]
+    ship: bool | None
+
+    def run(self, processes: int | None = 1) -> FleetRun:
+        """run is how the operations read the fleet (Spark settings checked here)."""
+        from kquota.operations.fleet import FleetRun
+
+        return FleetRun(
+            self.desired_root, self.snapshots_dir, self.engine, self._spark(), processes
+        )
+
+    def _spark(self) -> SparkSettings:
+        from kquota.fleet.spark import SparkSettings
+
+        pairs = []
+        for item in self.conf:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--conf")
+            pairs.append((key.strip(), value))
+        return SparkSettings(
+            master=self.master, driver_memory=self.driver_memory, conf=tuple(pairs), ship=self.ship
+        )
+
+
+_FLAG_NAMES = tuple(f.name for f in dataclasses.fields(FleetFlags))
 
 
 def _fleet_options(f: F) -> F:
-    """_fleet_options: the inputs, output and engine flags every fleet command takes."""
-    for option in reversed((_desired, _snapshots, _out, _engine, _master, _driver_memory)):
-        f = option(f)
-    return f
+    """_fleet_options adds the flags of :class:`FleetFlags` and ``--timeout``; the command
+    receives them as one ``fleet: FleetFlags`` parameter and runs under the deadline."""
+
+    @functools.wraps(f)
+    def collect(*args: Any, **kwargs: Any) -> Any:
+        fleet = FleetFlags(**{name: kwargs.pop(name) for name in _FLAG_NAMES})
+        return f(*args, fleet=fleet, **kwargs)
+
+    wrapped: Any = timeout_option("fleet")(collect)
+    options = (_desired, _snapshots, _out, _engine, _master, _driver_memory, _conf, _ship)
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return cast(F, wrapped)
 
 
 @click.group("fleet")
 def command() -> None:
-    """Plan, drift and resolve for a whole fleet of clusters in one job."""
+    """Plan, drift and resolve for a whole fleet of clusters in one job.
+
+    \b
+    --timeout (default 1h) bounds the whole command: when it runs out, the local engine's
+    work stops (worker processes are terminated), a Spark job is cancelled and its session
+    stopped, and nothing is written.
+    """
 
 
-def _spark(master: str, driver_memory: str) -> SparkSettings:
-    from kquota.engines.spark import SparkSettings
+def _processes_of(value: str) -> int | None:
+    if value == "auto":
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise click.BadParameter(f"{value!r}: expected a number from 1, or auto")
+    return int(value)
 
-    return SparkSettings(master=master, driver_memory=driver_memory)
 
+def _plans(fleet: FleetFlags, policy: Policy, processes: str) -> dict[str, Plan]:
+    from kquota.deadline import check
+    from kquota.operations.fleet import fleet_plans
 
-def _plans(
-    desired_root: Path, snapshots_dir: Path, engine: str, spark: SparkSettings, policy: Policy
-) -> dict[str, Plan]:
-    from kquota.fleet.layout import discover
-    from kquota.fleet.run import plan_fleet
-
-    clusters = discover(desired_root, snapshots_dir)
     began = time.monotonic()
-    plans = plan_fleet(clusters, policy, engine=engine, spark=spark)
+    plans = fleet_plans(fleet.run(_processes_of(processes)), policy)
+    check()  # nothing is written once the deadline has run out
     click.echo(
-        f"planned {len(clusters)} clusters with the {engine} engine in "
+        f"planned {len(plans)} clusters with the {fleet.engine} engine in "
         f"{time.monotonic() - began:.1f}s",
         err=True,
     )
@@ -87,54 +178,69 @@ def _plans(
 
 @command.command("plan")
 @_fleet_options
+@_processes
 @_prune
 @_allow
+@impact_options
+@protect_options
 def plan_cmd(
-    desired_root: Path,
-    snapshots_dir: Path,
-    out: Path,
-    engine: str,
-    master: str,
-    driver_memory: str,
+    fleet: FleetFlags,
+    processes: str,
     prune: bool,
     allow_mass_removal: bool,
+    wanted: ImpactArgs,
+    guard: ProtectArgs,
 ) -> None:
-    """Write OUT/<cluster>.plan.json for every cluster, and OUT/fleet-plan.json."""
-    from kquota.fleet.run import write_plans
+    """Write OUT/<cluster>.plan.json for every cluster, and OUT/fleet-plan.json.
 
-    policy = Policy(prune=prune, allow_mass_removal=allow_mass_removal)
-    plans = _plans(desired_root, snapshots_dir, engine, _spark(master, driver_memory), policy)
-    summary = write_plans(plans, out)
+    With --impact or --principals FILE, each plan carries its impact on the listed principals
+    (and protected ones), resolved against the cluster's snapshot: the live discovery sources
+    report they could not look (a fleet plans from snapshots)."""
+    from kquota.operations.fleet import fleet_impact, write_fleet_plans
+    from kquota.operations.plan import offline_discovery
+
+    protect = guard.matches()
+    listed = wanted.listed()  # local files before Spark starts
+    policy = Policy(
+        prune=prune,
+        allow_mass_removal=allow_mass_removal,
+        protect=protect,
+        allow_protected_change=guard.allow_protected_change,
+    )
+    plans = _plans(fleet, policy, processes)
+    if wanted.asked or protect:
+        found = offline_discovery(live=wanted.live, listed=listed)
+        plans = fleet_impact(fleet.run(), plans, found, policy)
+    summary = write_fleet_plans(plans, fleet.out)
+    stopped = sorted(name for name, p in plans.items() if p.impact is not None and p.impact.stops)
+    if stopped:
+        click.echo(
+            f"protected principals: the plans of {', '.join(stopped)} lower or newly impose "
+            "their quotas (see protected_violations); pass --allow-protected-change after review",
+            err=True,
+        )
     t = summary["totals"]
     click.echo(
         f"{t['clusters']} clusters, {t['clusters_with_changes']} with changes, "
         f"{t['alterations']} alterations, {t['guard_violations']} stopped by the removal guard; "
-        f"plans in {out}"
+        f"plans in {fleet.out}"
     )
-    if t["guard_violations"] and not allow_mass_removal:
+    if (t["guard_violations"] and not allow_mass_removal) or stopped:
         sys.exit(1)
 
 
 @command.command("drift")
 @_fleet_options
+@_processes
 @_prune
-def drift_cmd(
-    desired_root: Path,
-    snapshots_dir: Path,
-    out: Path,
-    engine: str,
-    master: str,
-    driver_memory: str,
-    prune: bool,
-) -> None:
+def drift_cmd(fleet: FleetFlags, processes: str, prune: bool) -> None:
     """Write OUT/<cluster>.drift.json and OUT/fleet-drift.json; exit 2 when any drifted."""
-    from kquota.fleet.run import write_drift
+    from kquota.operations.fleet import write_fleet_drift
 
-    spark = _spark(master, driver_memory)
-    plans = _plans(desired_root, snapshots_dir, engine, spark, Policy(prune=prune))
-    summary = write_drift(plans, out, prune=prune)
+    plans = _plans(fleet, Policy(prune=prune), processes)
+    summary = write_fleet_drift(plans, fleet.out, prune=prune)
     t = summary["totals"]
-    click.echo(f"{t['drifted']} of {t['clusters']} clusters drifted; reports in {out}")
+    click.echo(f"{t['drifted']} of {t['clusters']} clusters drifted; reports in {fleet.out}")
     sys.exit(2 if t["drifted"] else 0)
 
 
@@ -153,29 +259,15 @@ def drift_cmd(
     show_default=True,
     help="Resolve against what the clusters have, or what the YAML will give them.",
 )
-def resolve_cmd(
-    desired_root: Path,
-    snapshots_dir: Path,
-    out: Path,
-    principals: Path,
-    source: str,
-    engine: str,
-    master: str,
-    driver_memory: str,
-) -> None:
+def resolve_cmd(fleet: FleetFlags, principals: Path, source: str) -> None:
     """Write OUT/<cluster>.effective.jsonl: each principal's effective quotas and sources."""
-    from kquota.fleet.layout import discover
-    from kquota.fleet.resolve import read_principals, write_effective
-    from kquota.fleet.run import resolve_fleet
+    from kquota.fleet.resolve import read_principals
+    from kquota.operations.fleet import fleet_resolve
 
     pairs = read_principals(principals)
-    clusters = discover(desired_root, snapshots_dir)
     began = time.monotonic()
-    results = resolve_fleet(
-        clusters, pairs, source=source, engine=engine, spark=_spark(master, driver_memory)
-    )
-    write_effective(results, pairs, out)
+    clusters = fleet_resolve(fleet.run(), pairs, fleet.out, source=source)
     click.echo(
-        f"resolved {len(pairs)} principals on {len(clusters)} clusters with the {engine} engine "
-        f"in {time.monotonic() - began:.1f}s; files in {out}"
+        f"resolved {len(pairs)} principals on {clusters} clusters with the {fleet.engine} engine "
+        f"in {time.monotonic() - began:.1f}s; files in {fleet.out}"
     )

@@ -7,7 +7,10 @@ planner they do not use.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import io
+import os
 import sys
 from typing import Any
 
@@ -29,10 +32,36 @@ _COMMANDS: dict[str, str] = {
     "plan": "kquota.cli.plan",
     "resolve": "kquota.cli.resolve",
     "export": "kquota.cli.export",
+    "import": "kquota.cli.import_quotas",
 }
 
 
+# Errors of writing output: a reader that closed the pipe (``kquota export | head``), a full
+# disk, a quota, an I/O error. They end the command with one line, never a traceback.
+_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+class OutputError(KquotaError):
+    """OutputError: standard output (or a file being written) cannot take more."""
+
+    def __init__(self, e: OSError) -> None:
+        if e.errno == errno.EPIPE:
+            text = "output closed before kquota finished writing (broken pipe)"
+        else:
+            text = f"cannot write output: {e.strerror or e}"
+        super().__init__(text)
+
+
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        # Here, not in main: click's own main turns a broken pipe into a silent exit 1.
+        try:
+            return super().invoke(ctx)
+        except OSError as e:
+            if e.errno not in _OUTPUT_ERRNOS:
+                raise
+            raise OutputError(e) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
@@ -46,15 +75,27 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kquota")
+@click.version_option(__version__, "-V", "--version", prog_name="kquota")
 def cli() -> None:
     """GitOps for Apache Kafka client quotas."""
 
 
 def main(argv: list[str] | None = None) -> Any:
     """main runs the CLI, turning KquotaError into a message and an exit code."""
+    return run_command(cli, argv, "kquota")
+
+
+def run_command(command: click.Command, argv: list[str] | None, prog_name: str) -> Any:
+    """run_command runs a click command as a console script: errors become one message on
+    stderr and an exit code, never a traceback (shared by kquota and kafka-client-quotas)."""
     try:
-        return cli.main(args=argv, prog_name="kquota", standalone_mode=False)
+        code = command.main(args=argv, prog_name=prog_name, standalone_mode=False)
+        _flush_stdout()
+        return code
+    except OutputError as e:
+        _discard_stdout()
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.exit_code)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.Abort:
@@ -65,6 +106,10 @@ def main(argv: list[str] | None = None) -> Any:
         # Usage errors exit 1, never 2: 2 means "changes" for --detailed-exitcode.
         sys.exit(1)
     except KquotaError as e:
+        # A desired-state load that failed still warned (files it did not read, look-alike
+        # names): the warnings come first, as for a load that succeeded.
+        for warning in e.warnings:
+            click.echo(f"warning: {warning}", err=True)
         click.echo(f"error: {e}", err=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
@@ -72,5 +117,27 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(130)
 
 
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        if e.errno not in _OUTPUT_ERRNOS:
+            raise
+        raise OutputError(e) from None
+
+
+def _discard_stdout() -> None:
+    """_discard_stdout points standard output at /dev/null, so that the interpreter's last
+    flush of what is still buffered does not fail again with a second message."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # no real descriptor (tests capture output): nothing will be flushed to it
+
+
 if __name__ == "__main__":
-    main()
+    # As the console script does: main returns the exit code of a command that ended with
+    # click's Exit (validate's 1, plan's 2), so `python -m kquota.cli.main` must pass it on.
+    sys.exit(main())

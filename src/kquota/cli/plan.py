@@ -1,8 +1,8 @@
 """``kquota plan``: what would change, for a reviewer, a pipeline, or a saved plan file.
 
 Exit codes: 0 success; with ``--detailed-exitcode`` 0 = no changes, 2 = changes; 1 = any
-error, including usage errors and a plan stopped by the mass-removal guard (it is shown,
-then refused, and no ``--out`` file is written for it).
+error, including usage errors and a plan stopped by the mass-removal guard or the
+protected-principals guard (it is shown, then refused, and no ``--out`` file is written for it).
 """
 
 from __future__ import annotations
@@ -14,33 +14,25 @@ from pathlib import Path
 
 import click
 
-from kquota.cli.options import TargetingArgs, plan_against, targeting_options
-from kquota.errors import KquotaError, UsageError
-from kquota.model import CLIENT_ID, IP, USER
-from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
-from kquota.plan.simulate import apply_plan
+from kquota.apply.planfile import write_plan_file
+from kquota.cli.connect_options import parse_principal
+from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
+from kquota.cli.options import (
+    TargetingArgs,
+    echo_warnings,
+    load_desired_quotas,
+    targeting_options,
+)
+from kquota.cli.timeout_option import timeout_option
+from kquota.errors import KquotaError
+from kquota.operations.plan import make_plan
+from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 
 
 class GuardError(KquotaError):
-    """GuardError: the plan removes too much; shown, but not saved or applied."""
-
-
-def parse_names(text: str, option: str) -> Principal:
-    """parse_names reads ``user=alice,client-id=etl`` (and ``ip=...``) into a Principal."""
-    names: dict[str, str] = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep or key not in (USER, CLIENT_ID, IP):
-            raise UsageError(
-                f"{option} {text!r}: expected type=name pairs separated by commas, "
-                f"types {USER}, {CLIENT_ID}, {IP}"
-            )
-        if key in names:
-            raise UsageError(f"{option} {text!r}: {key} given twice")
-        names[key] = value
-    return Principal(names.get(USER), names.get(CLIENT_ID), names.get(IP))
+    """GuardError: the plan removes too much, or throttles a protected principal harder;
+    shown, but not saved or applied."""
 
 
 def colorize(text: str) -> str:
@@ -72,7 +64,14 @@ def _use_color() -> bool:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Save the plan (JSON contract) for review and apply.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, json (the plan contract), markdown for a pull request.",
+)
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 without changes, 2 with.")
 @click.option(
     "--principal",
@@ -81,6 +80,9 @@ def _use_color() -> bool:
     metavar="user=NAME,client-id=ID",
     help="Show how this principal's effective quotas change (repeatable).",
 )
+@impact_options
+@protect_options
+@timeout_option("plan")
 def command(
     paths: tuple[Path, ...],
     where: TargetingArgs,
@@ -90,25 +92,34 @@ def command(
     fmt: str,
     detailed_exitcode: bool,
     principals: tuple[str, ...],
+    wanted: ImpactArgs,
+    guard: ProtectArgs,
 ) -> None:
     """Show what would change to make the cluster match the desired state in PATHS."""
-    wanted = [parse_names(p, "--principal") for p in principals]
+    named = [parse_principal(p, "--principal") for p in principals]
+    protect = guard.matches()
     target = where.resolve()
-    state, cluster_id = target.load_state_and_id()
-    plan = plan_against(
-        target, paths, state, cluster_id, prune=prune, allow_mass_removal=allow_mass_removal
+    desired = load_desired_quotas(target.desired_paths(paths))  # local files before the network
+    listed = wanted.listed()
+    result = make_plan(
+        target,
+        desired,
+        prune=prune,
+        allow_mass_removal=allow_mass_removal,
+        principals=named,
+        impact=wanted.live,
+        listed=listed,
+        protect=protect,
+        allow_protected_change=guard.allow_protected_change,
     )
-    changes = resolution_changes(state, apply_plan(state, plan), wanted) if wanted else ()
-    click.echo(_render(plan, fmt, changes), nl=False, color=None)
-    if not plan.applyable:
-        raise GuardError(f"mass-removal guard: {plan.guard_violation}; nothing saved")
+    echo_warnings(result.warnings)
+    plan = result.plan
+    click.echo(_render(plan, fmt, result.changes), nl=False, color=None)
+    if plan.refusal is not None:
+        raise GuardError(f"{plan.refusal}; nothing saved")
     if out is not None:
-        from kquota.render.json import render_plan as render_json
-
-        try:
-            out.write_text(render_json(plan), encoding="utf-8")
-        except OSError as e:
-            raise KquotaError(f"{out}: cannot write plan: {e.strerror or e}") from None
+        for missing in write_plan_file(plan, out):
+            click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
     if detailed_exitcode and not plan.empty:
         sys.exit(2)
 

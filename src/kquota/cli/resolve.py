@@ -10,10 +10,13 @@ from pathlib import Path
 
 import click
 
-from kquota.cli.options import TargetingArgs, load_desired_quotas, targeting_options
-from kquota.cli.plan import parse_names
+from kquota.cli.connect_options import parse_principal
+from kquota.cli.options import TargetingArgs, echo_warnings, targeting_options
+from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
-from kquota.plan.resolver import resolve
+from kquota.operations.desired import LoadedDesired, load_desired_state
+from kquota.operations.resolve import resolve_quotas
+from kquota.target import Target
 
 
 @click.command("resolve")
@@ -31,7 +34,15 @@ from kquota.plan.resolver import resolve
     help="Resolve against desired-state YAML instead of the cluster (repeatable).",
 )
 @targeting_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@timeout_option("resolve")
 def command(
     names: str,
     desired_paths: tuple[Path, ...],
@@ -39,14 +50,16 @@ def command(
     fmt: str,
 ) -> None:
     """Print the effective quotas of a user/client-id (or ip), with their sources."""
-    principal = parse_names(names, "--names")
+    principal = parse_principal(names, "--names")
     if desired_paths and (where.snapshot or where.bootstrap_server):
         raise UsageError("--desired resolves the YAML; it excludes --snapshot/--bootstrap-server")
+    source: Target | LoadedDesired
     if desired_paths:
-        state = load_desired_quotas(list(desired_paths)).quotas
+        source = load_desired_state(desired_paths)
+        echo_warnings(source.warnings)
     else:
-        state = where.resolve().load_state()
-    resolution = resolve(state, principal.user, principal.client_id, principal.ip)
+        source = where.resolve()
+    resolution = resolve_quotas(source, principal)
     if fmt == "json":
         from kquota.render.json import render_resolution as render_json
 

@@ -9,17 +9,16 @@ capture time.
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from kquota.cli.options import TargetingArgs, targeting_options
+from kquota.cli.options import TargetingArgs, live_targeting_options
+from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError, UsageError
-
-FORMATS = ("json", "jsonl", "parquet")
+from kquota.operations.snapshot import FORMATS, write_snapshot_file
+from kquota.target import configured_cluster_names
 
 
 def _format_of(path: Path, given: str | None) -> str:
@@ -32,28 +31,11 @@ def _format_of(path: Path, given: str | None) -> str:
 
 
 def _write(path: Path, fmt: str, where: TargetingArgs, label_default: str | None) -> int:
-    from kquota.snapshot import dump_snapshot
-
-    target = where.resolve()
-    if target.offline:
-        raise UsageError("snapshot describes a live cluster: --snapshot is its output, not input")
-    state, cluster_id = target.load_state_and_id()
-    captured_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    cluster = target.label or label_default
-    if fmt == "parquet":
-        from kquota.fleet.parquet import write_parquet_snapshot
-
-        write_parquet_snapshot(
-            state, path, cluster=cluster or "", cluster_id=cluster_id, captured_at=captured_at
-        )
-    else:
-        meta = {"cluster": cluster, "cluster_id": cluster_id, "captured_at": captured_at}
-        path.write_bytes(dump_snapshot(state, fmt, meta))  # type: ignore[arg-type]
-    return len(state)
+    return write_snapshot_file(where.resolve(), path, fmt, label_default)
 
 
 @click.command("snapshot")
-@targeting_options
+@live_targeting_options
 @click.option("--all", "all_clusters", is_flag=True, help="Every cluster of kquota.yaml.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: from --out's suffix.")
 @click.option(
@@ -62,6 +44,7 @@ def _write(path: Path, fmt: str, where: TargetingArgs, label_default: str | None
     type=click.Path(path_type=Path),
     help="A file (one cluster) or a directory (--all).",
 )
+@timeout_option("snapshot")
 def command(
     where: TargetingArgs,
     all_clusters: bool,
@@ -73,20 +56,17 @@ def command(
         n = _write(out, _format_of(out, fmt), where, None)
         click.echo(f"{n} entities written to {out}")
         return
-    if where.cluster_name or where.bootstrap_server or where.snapshot:
-        raise UsageError("--all snapshots every cluster of kquota.yaml: drop --cluster, "
-                         "--bootstrap-server and --snapshot")  # fmt: skip
-    from kquota.config import find_config, load_config
-
-    path = where.config_path or find_config()
-    if path is None:
-        raise UsageError("--all needs a kquota.yaml (or --config PATH)")
+    if where.cluster_name or where.bootstrap_server:
+        raise UsageError(
+            "--all snapshots every cluster of kquota.yaml: drop --cluster and --bootstrap-server"
+        )
+    path, names = configured_cluster_names(where.config_path)
     out.mkdir(parents=True, exist_ok=True)
     failed = 0
-    for name in sorted(load_config(path).clusters):
+    for name in names:
         target_file = out / f"{name}.{fmt or 'jsonl'}"
         try:
-            named = replace(where, cluster_name=name, config_path=path)
+            named = where.named(name, path)
             n = _write(target_file, fmt or "jsonl", named, name)
             click.echo(f"{name}: {n} entities written to {target_file}")
         except KquotaError as e:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-DEFAULT_PATH = Path("quotas")
+from kquota.errors import UsageError
 
 
 @click.command("validate")
@@ -39,39 +39,27 @@ def command(paths: tuple[Path, ...], config_path: Path | None, print_schema: boo
 
         click.echo(json.dumps(json_schema(), indent=2))
         return
-    if paths:
-        ok = _validate(list(paths), None)
-    else:
-        from kquota.config import find_config, load_config
+    from kquota.cli.options import echo_warnings
+    from kquota.operations.desired import validate_desired
 
-        config = config_path or find_config()
-        if config is not None:
-            clusters = load_config(config).clusters
-            results = [_validate(c.desired_paths(), name) for name, c in sorted(clusters.items())]
-            ok = all(results)
-        elif DEFAULT_PATH.is_dir():
-            ok = _validate([DEFAULT_PATH], None)
-        else:
-            # ClickException, not UsageError: usage errors must exit 1, never 2.
-            raise click.ClickException("no PATHS given, no kquota.yaml and no quotas/ folder here")
-    if not ok:
-        raise click.exceptions.Exit(1)
-
-
-def _validate(paths: list[Path], cluster: str | None) -> bool:
-    from kquota.desired import DesiredStateError, load_desired
-
-    prefix = f"{cluster}: " if cluster else ""
     try:
-        state = load_desired(paths)
-    except DesiredStateError as e:
-        for problem in e.problems:
+        results = validate_desired(paths, config=config_path)
+    except UsageError as e:
+        # ClickException, not UsageError: usage errors must exit 1, never 2.
+        raise click.ClickException(str(e)) from None
+    for result in results:
+        prefix = f"{result.cluster}: " if result.cluster else ""
+        echo_warnings(result.warnings)
+        if result.ok:
+            n, m = result.entities, result.files
+            click.echo(
+                f"{prefix}ok: {n} entit{'ies' if n != 1 else 'y'} in {m} "
+                f"file{'s' if m != 1 else ''}"
+            )
+            continue
+        for problem in result.problems:
             click.echo(str(problem), err=True)
-        n = len(e.problems)
+        n = len(result.problems)
         click.echo(f"{prefix}{n} problem{'s' if n != 1 else ''} found", err=True)
-        return False
-    n, m = len(state.quotas), len(state.files)
-    click.echo(
-        f"{prefix}ok: {n} entit{'ies' if n != 1 else 'y'} in {m} file{'s' if m != 1 else ''}"
-    )
-    return True
+    if not all(result.ok for result in results):
+        raise click.exceptions.Exit(1)

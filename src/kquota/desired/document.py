@@ -17,15 +17,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kquota.desired import rules
-from kquota.desired.models import (
+from kquota.desired.format import (
     API_VERSION,
     DEFAULT_NAME,
+    ENTRY_FIELDS,
     KIND_BASE,
     KINDS,
-    DesiredFile,
-    Entry,
-    LiteralName,
-    field_names,
+    LITERAL_FIELDS,
+    TOP_FIELDS,
 )
 from kquota.desired.nodes import (
     MERGE_TAG,
@@ -38,12 +37,18 @@ from kquota.desired.nodes import (
     scalar_value,
 )
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.model import ENTITY_TYPES, IP, Entity
+from kquota.model import ENTITY_TYPES, IP, Entity, ValuesPool, pooled
+from kquota.names import canonical_ip, unusual_name
 from kquota.quotakeys import QUOTA_KEYS, allowed_keys
+from kquota.render.format import safe_text
 
-_TOP_FIELDS = field_names(DesiredFile)
-_ENTRY_FIELDS = field_names(Entry)
-(_LITERAL_FIELD,) = field_names(LiteralName)
+_TOP_FIELDS = TOP_FIELDS
+_ENTRY_FIELDS = ENTRY_FIELDS
+_LITERAL_FIELD, _VERBATIM_FIELD = LITERAL_FIELDS
+# At most 4 bytes of UTF-8 a character: a name this short is surely within the protocol's
+# 32,767 bytes, whatever its characters.
+_SURELY_SHORT = rules.MAX_NAME_BYTES // 4
+_LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
 _ENTITY_TYPES = frozenset(ENTITY_TYPES)
 _ALL_KEYS = ", ".join(QUOTA_KEYS)
 
@@ -57,6 +62,8 @@ class ParsedEntry:
     at: SourceLocation
     profile: str | None = None
     profile_at: SourceLocation | None = None
+    written: str | None = None  # an ip name as written, when that is not its canonical form
+    non_ascii: bool = False  # a name has non-ASCII characters (NFKC look-alikes are checked)
 
 
 @dataclass(slots=True)
@@ -78,6 +85,10 @@ class _Walker:
     def __init__(self, file: str, problems: Problems) -> None:
         self.file = file
         self.problems = problems
+        self.pool: ValuesPool = {}
+        self.verbatim: set[int] = set()  # ids of name scalars declared verbatim: true
+        self.written: dict[int, str] = {}  # id of a match -> its ip name, when not canonical
+        self.non_ascii = False  # set by checked_name for the entity being read
 
     def at(self, node: Node) -> SourceLocation:
         return SourceLocation(self.file, node.line, node.col)
@@ -203,7 +214,13 @@ class _Walker:
             values = self.quota_set(set_, tuple(t for t, _ in entity.parts), "set")
         if values is None:
             return None
-        out = ParsedEntry(entity, values, self.at(node))
+        out = ParsedEntry(
+            entity,
+            values,
+            self.at(node),
+            written=self.written.get(id(match)),
+            non_ascii=self.non_ascii,
+        )
         if profile is not None:
             if isinstance(profile, Scalar) and profile.tag == STR_TAG and profile.value:
                 out.profile, out.profile_at = profile.value, self.at(profile)
@@ -221,6 +238,7 @@ class _Walker:
             self.add(node, "empty match", rules.COMBINATIONS_HELP)
             return None
         ok = True
+        self.non_ascii = False
         parts: dict[str, str | None] = {}
         for etype, k, v in self.pairs(node, allowed):
             if etype not in _ENTITY_TYPES:
@@ -228,6 +246,8 @@ class _Walker:
                 ok = False
                 continue
             name = self.entity_name(etype, v)
+            if isinstance(name, str) and etype != IP:
+                name = self.checked_name(etype, v, name)
             if isinstance(name, _Bad):
                 ok = False
             else:
@@ -245,6 +265,10 @@ class _Walker:
             if bad is not None:
                 self.add(node.pairs[0][1], *bad)
                 return None
+            # One address, one name: the broker enforces by address (kquota.names).
+            parts[IP] = canonical_ip(ip) or ip
+            if parts[IP] != ip:
+                self.written[id(node)] = ip
         return Entity.of(parts)
 
     def entity_name(self, etype: str, node: Node) -> str | None | _Bad:
@@ -269,21 +293,61 @@ class _Walker:
             )
             return _BAD
         if isinstance(node, MapNode):
-            fields = self.pairs(node, _LITERAL_FIELD)
-            if len(fields) == 1 and fields[0][0] == _LITERAL_FIELD:
-                name = fields[0][2]
-                if isinstance(name, Scalar) and name.tag == STR_TAG and name.value:
-                    return name.value
-                self.add(name, f"literal {etype} name is {self.shown(name)}", "a non-empty string")
-                return _BAD
-            if len(fields) == len(node.pairs):
-                self.add(
-                    node, f"literal {etype} name must have exactly one field, name", '{name: "..."}'
-                )
-            return _BAD
+            return self.literal_name(etype, node)
         allowed = rules.IP_NAME_HELP if etype == IP else rules.NAME_HELP
         self.add(node, f"{etype} name is {self.shown(node)}", allowed)
         return _BAD
+
+    def literal_name(self, etype: str, node: MapNode) -> str | _Bad:
+        """literal_name reads ``{name: "..."}`` (and ``verbatim: true``): always a name."""
+        fields = {k: (kn, v) for k, kn, v in self.pairs(node, _LITERAL_HELP)}
+        unknown = [
+            kn for k, (kn, _) in fields.items() if k not in (_LITERAL_FIELD, _VERBATIM_FIELD)
+        ]
+        for kn in unknown:
+            self.add(kn, f"unknown field {kn.value!r} in a literal {etype} name", _LITERAL_HELP)
+        if unknown or len(fields) != len(node.pairs):
+            return _BAD
+        if _LITERAL_FIELD not in fields:
+            self.add(node, f"literal {etype} name has no field name", _LITERAL_HELP)
+            return _BAD
+        name = fields[_LITERAL_FIELD][1]
+        if not (isinstance(name, Scalar) and name.tag == STR_TAG and name.value):
+            self.add(name, f"literal {etype} name is {self.shown(name)}", "a non-empty string")
+            return _BAD
+        flag = fields.get(_VERBATIM_FIELD)
+        if flag is not None:
+            value = scalar_value(flag[1]) if isinstance(flag[1], Scalar) else None
+            if not isinstance(value, bool):
+                self.add(flag[1], f"verbatim is {self.shown(flag[1])}", "true or false")
+                return _BAD
+            if value and etype == IP:
+                self.add(flag[1], "verbatim is for user and client-id names", "an IP literal")
+                return _BAD
+            if value:
+                self.verbatim.add(id(name))
+        return name.value
+
+    def checked_name(self, etype: str, node: Node, name: str) -> str | _Bad:
+        """checked_name applies the name rules (length, control characters) and warns about
+        surrounding whitespace and invisible characters, unless the name is verbatim."""
+        if isinstance(node, Scalar) and len(name) <= _SURELY_SHORT and not unusual_name(name):
+            # Nearly every name: a plain scalar (never verbatim), short, printable, trimmed.
+            self.non_ascii = self.non_ascii or not name.isascii()
+            return name
+        at = node
+        if isinstance(node, MapNode):
+            at = next(v for k, v in node.pairs if isinstance(k, Scalar) and k.value == "name")
+        self.non_ascii = self.non_ascii or not name.isascii()
+        verbatim = id(at) in self.verbatim
+        bad = rules.name_problem(etype, name, verbatim)
+        if bad is not None:
+            self.add(at, *bad)
+            return _BAD
+        if not verbatim and unusual_name(name):
+            for text in rules.name_warnings(etype, name):
+                self.problems.warn(self.at(at), text)
+        return name
 
     def quota_set(
         self, node: Node, types: tuple[str, ...] | None, what: str
@@ -301,16 +365,8 @@ class _Walker:
         ok = True
         for key, k, v in self.pairs(node, keys_help):
             if key not in keys:
-                if key in QUOTA_KEYS and types is not None:
-                    other = (
-                        "a user/client-id" if QUOTA_KEYS[key].entity_kind == "client" else "an ip"
-                    )
-                    wrong = (
-                        f"{key!r} is {other} key, not allowed for "
-                        f"{rules.kind_label(types)} entities"
-                    )
-                else:
-                    wrong = f"unknown quota key {key!r}"
+                bad = rules.key_problem(key, types) if types is not None else None
+                wrong = bad[0] if bad is not None else f"unknown quota key {key!r}"
                 self.add(k, wrong, keys_help)
                 ok = False
                 continue
@@ -322,9 +378,9 @@ class _Walker:
             if isinstance(got, float):
                 values[key] = got
             else:
-                self.add(v, f"{key} = {v.value or 'null'}: {got[0]}", got[1])
+                self.add(v, f"{key} = {safe_text(v.value) or 'null'}: {got[0]}", got[1])
                 ok = False
-        return values if ok and len(values) == len(node.pairs) else None
+        return pooled(values, self.pool) if ok and len(values) == len(node.pairs) else None
 
 
 @lru_cache(maxsize=64)
@@ -341,7 +397,11 @@ def _quota_value(key: str, node: Scalar) -> float | rules.Complaint:
     cache_key = (key, node.tag, node.value)
     got = _VALUES.get(cache_key)
     if got is None:
-        got = rules.quota_value(key, scalar_value(node))
+        trap = rules.number_trap(node.tag, node.value)
+        if trap is not None:
+            got = (trap, rules.allowed_values(key))
+        else:
+            got = rules.quota_value(key, scalar_value(node))
         if len(_VALUES) < 100_000:
             _VALUES[cache_key] = got
     return got
@@ -349,6 +409,31 @@ def _quota_value(key: str, node: Scalar) -> float | rules.Complaint:
 
 def read_document(file: str, root: Node | None, problems: Problems) -> ParsedFile:
     """read_document validates one document; problems go to ``problems``, valid parts back."""
-    parsed = ParsedFile(file)
-    _Walker(file, problems).document(root, parsed)
-    return parsed
+    return DocumentReader(file, problems).finish(root)
+
+
+class DocumentReader:
+    """DocumentReader validates one document whose quota entries may come first, one by one.
+
+    A streaming reader hands each ``quotas`` item to :meth:`entry` as soon as it is read (and
+    leaves it out of the tree), then the rest of the document to :meth:`finish`; the checks
+    are the very ones :func:`read_document` runs, in the same order for the entries.
+    """
+
+    def __init__(self, file: str, problems: Problems) -> None:
+        self._walker = _Walker(file, problems)
+        self._parsed = ParsedFile(file)
+
+    def entry(self, node: Node) -> None:
+        walker = self._walker
+        entry = walker.entry(node)
+        if entry is not None:
+            self._parsed.entries.append(entry)
+        # The walker notes nodes by id() for the entry being read; a streamed entry's nodes
+        # are freed next, and a later node may reuse an id, so those notes end here.
+        walker.written.clear()
+        walker.verbatim.clear()
+
+    def finish(self, root: Node | None) -> ParsedFile:
+        self._walker.document(root, self._parsed)
+        return self._parsed

@@ -72,8 +72,9 @@ def _value(text: str, line: int, col: int) -> Node:
     return MapNode(pairs, line, col)
 
 
-def parse_canonical(text: str) -> Node | None:
-    """parse_canonical reads a canonical-shape document, or returns None to defer to YAML."""
+def plain_lines(text: str) -> str | None:
+    """plain_lines is ``text`` with CRLF made LF, or None when a reader must leave it to YAML
+    (a byte order mark, a character YAML refuses, a lone CR or a YAML 1.1 line break)."""
     if text.startswith("\ufeff") or _NON_PRINTABLE.search(text):
         return None
     if "\r" in text:
@@ -82,6 +83,15 @@ def parse_canonical(text: str) -> Node | None:
             return None
     if "\x85" in text or "\u2028" in text or "\u2029" in text:
         return None  # YAML 1.1 line breaks that str.split would not see
+    return text
+
+
+def parse_canonical(text: str) -> Node | None:
+    """parse_canonical reads a canonical-shape document, or returns None to defer to YAML."""
+    plain = plain_lines(text)
+    if plain is None:
+        return None
+    text = plain
     top: MapNode | None = None
     seq: SeqNode | None = None  # the block list being filled, if any
     item: MapNode | None = None

@@ -15,12 +15,15 @@ Rules, in order:
 
 from __future__ import annotations
 
+import unicodedata
+
 from kquota.desired import rules
 from kquota.desired.document import ParsedEntry, ParsedFile
-from kquota.desired.models import DEFAULT_NAME, KIND_OVERLAY
+from kquota.desired.format import KIND_OVERLAY
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.model import Entity, QuotaState, QuotaValues
+from kquota.model import IP, Entity, QuotaState, QuotaValues
 from kquota.quotakeys import allowed_keys
+from kquota.render.format import display_entity, safe_text
 
 Layer = dict[Entity, tuple[QuotaValues, SourceLocation]]
 
@@ -32,35 +35,78 @@ def merge(
     profiles = _profiles(files, problems)
     base: Layer = {}
     overlay: Layer = {}
+    written: dict[SourceLocation, str] = {}
+    non_ascii: list[Entity] = []  # ASCII is NFKC-normal: only these can be look-alikes
     for parsed in files:
         layer = overlay if parsed.kind == KIND_OVERLAY else base
         for entry in parsed.entries:
             values = _values(entry, profiles, problems)
             if values is None:
                 continue
+            if entry.written is not None:
+                written[entry.at] = entry.written
             first = layer.get(entry.entity)
             if first is not None:
                 what = "overlay " if layer is overlay else ""
                 problems.add(
                     entry.at,
-                    f"duplicate {what}entity {shown(entry.entity)}: also declared at {first[1]}",
+                    f"duplicate {what}entity {shown(entry.entity)}: also declared at {first[1]}"
+                    + _spellings(entry.entity, written.get(entry.at), written.get(first[1])),
                     "each entity once among base files and once among overlays "
                     "(an overlay replaces the base entry)",
                 )
                 continue
             layer[entry.entity] = (values, entry.at)
+            if entry.non_ascii:
+                non_ascii.append(entry.entity)
     base.update(overlay)
+    _warn_lookalikes(base, [e for e in non_ascii if e in base], problems)
     return {e: v for e, (v, _) in base.items()}, {e: at for e, (_, at) in base.items()}
 
 
-def shown(entity: Entity) -> str:
-    """shown is the entity as a message names it; a literal ``<default>`` name is marked
-    ``{name: <default>}`` so that it cannot be mistaken for the default entity."""
-    parts = (
-        f"{t}=" + ("<default>" if n is None else "{name: <default>}" if n == DEFAULT_NAME else n)
-        for t, n in entity.parts
+def _spellings(entity: Entity, here: str | None, there: str | None) -> str:
+    """_spellings explains an ip duplicate written two ways: the broker keys by address."""
+    if here is None and there is None:
+        return ""
+    canonical = entity.name(IP) or ""
+    return (
+        f" (written {safe_text(here or canonical)} here and {safe_text(there or canonical)} "
+        "there: one address, which the broker enforces as one entity)"
     )
-    return "{" + ", ".join(parts) + "}"
+
+
+def _warn_lookalikes(layer: Layer, non_ascii: list[Entity], problems: Problems) -> None:
+    """_warn_lookalikes warns about names that differ but are equal after Unicode NFKC
+    normalisation (``ﬁle`` and ``file``, full-width letters): the broker keeps them apart,
+    a reviewer cannot tell them apart. ``non_ascii`` are the entities with a non-ASCII name
+    (the others are NFKC-normal already)."""
+    groups: dict[tuple[tuple[str, str | None], ...], list[Entity]] = {}
+    for entity in dict.fromkeys(non_ascii):
+        key = tuple((t, n and unicodedata.normalize("NFKC", n)) for t, n in entity.parts)
+        groups.setdefault(key, []).append(entity)
+    for key, members in groups.items():
+        normal = Entity(key)
+        if normal in layer and normal not in members:
+            members.append(normal)  # the plain spelling, declared too
+        first = members[0]
+        for other in members[1:]:
+            problems.warn(
+                layer[other][1],
+                f"{shown(other)} and {shown(first)} (at {layer[first][1]}) are equal after "
+                f"Unicode normalisation (NFKC), but the broker keeps them apart "
+                f"({_points(other)} vs {_points(first)})",
+            )
+
+
+def _points(entity: Entity) -> str:
+    names = [n for _, n in entity.parts if n is not None and not n.isascii()]
+    return "; ".join(" ".join(f"U+{ord(c):04X}" for c in n) for n in names) or "ASCII"
+
+
+def shown(entity: Entity) -> str:
+    """shown names an entity in a desired-state message: :func:`display_entity`, with a
+    literal ``<default>`` name as the YAML that declares it."""
+    return display_entity(entity, as_yaml=True)
 
 
 def _profiles(

@@ -3,8 +3,8 @@
 These models describe the format for editors and for the generated
 ``docs/kquota-desired.schema.json``. Files are not validated through them: the loader walks
 YAML nodes itself so that every problem carries ``file:line:column`` (see
-:mod:`kquota.desired.document`), and it takes its field names from here so the two cannot
-drift apart.
+:mod:`kquota.desired.document`), with the field names of :mod:`kquota.desired.format`, which
+a test holds equal to these models' (so loading never imports pydantic).
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from kquota.desired.units import UNITS_HELP
+from kquota.desired.format import (  # noqa: F401 -- re-exported: the models' own names
+    API_VERSION,
+    DEFAULT_NAME,
+    KIND_BASE,
+    KIND_OVERLAY,
+    KINDS,
+)
 from kquota.quotakeys import INT_MAX, LONG_MAX, QUOTA_KEYS, ValueType
-
-API_VERSION = "kquota/v1"
-KIND_BASE = "ClientQuotas"
-KIND_OVERLAY = "ClientQuotasOverlay"
-KINDS = (KIND_BASE, KIND_OVERLAY)
-DEFAULT_NAME = "<default>"
+from kquota.units import UNITS_HELP
 
 _SIZE_PATTERN = r"^[0-9]+(\.[0-9]+)? ?(B|KB|kB|MB|GB|TB|KiB|MiB|GiB|TiB)(/s)?$"
 
@@ -47,10 +48,19 @@ QuotaSet: type[BaseModel] = create_model(  # type: ignore[call-overload]
 
 
 class LiteralName(BaseModel):
-    """A name taken literally: ``{name: "<default>"}`` is the entity named ``<default>``."""
+    """A name taken literally: ``{name: "<default>"}`` is the entity named ``<default>``.
+
+    ``verbatim: true`` declares a user or client-id name exactly as a cluster has it, control
+    characters, surrounding whitespace and invisible characters included, without warnings.
+    """
 
     model_config = _STRICT
     name: str = Field(min_length=1)
+    verbatim: bool = Field(
+        default=False,
+        description="Take the name exactly as written, control characters, surrounding "
+        "whitespace and invisible characters included (user and client-id names only).",
+    )
 
 
 EntityName = Annotated[

@@ -69,8 +69,17 @@ _RESOLVER = Resolver()
 _RESOLVED: dict[tuple[str, bool], str] = {}
 
 
+# First characters for which some implicit resolver may apply; a plain scalar starting with
+# any other character is a string, as PyYAML's resolve() itself concludes after looking up
+# an empty list of candidates (kquota registers no resolvers of its own).
+_RESOLVER_FIRSTS = frozenset(Resolver.yaml_implicit_resolvers)
+_NO_WILDCARD = None not in _RESOLVER_FIRSTS
+
+
 def resolve_tag(value: str, plain: bool) -> str:
     """resolve_tag is the tag PyYAML's implicit resolvers give a scalar (cached: files repeat)."""
+    if not plain or (value and _NO_WILDCARD and value[0] not in _RESOLVER_FIRSTS):
+        return STR_TAG  # quoted scalars are never resolved; see _RESOLVER_FIRSTS
     key = (value, plain)
     tag = _RESOLVED.get(key)
     if tag is None:
@@ -132,11 +141,42 @@ def compose(data: bytes) -> Node | None:
             loader.dispose()
 
 
+def compose_all(data: bytes) -> list[Node | None]:
+    """compose_all is :func:`compose` for a stream of documents (``---`` between them), as
+    Kubernetes manifests are written; an empty document (two ``---`` in a row) is a null
+    scalar, as YAML reads it. Same limits, same errors."""
+    with gc_paused():
+        loader = _Loader(data)
+        try:
+            get = loader.get_event
+            get()  # StreamStartEvent
+            documents: list[Node | None] = []
+            while not isinstance(get(), yaml.StreamEndEvent):  # else a DocumentStartEvent
+                documents.append(_document(get)[0])
+            return documents
+        finally:
+            loader.dispose()
+
+
 def _compose(get: Callable[[], Any]) -> Node | None:
     get()  # StreamStartEvent
     event = get()
     if isinstance(event, yaml.StreamEndEvent):
         return None
+    root, root_mark = _document(get)
+    event = get()
+    if not isinstance(event, yaml.StreamEndEvent):
+        raise ComposerError(
+            "expected a single document in the stream",
+            root_mark,
+            "but found another document",
+            event.start_mark,
+        )
+    return root
+
+
+def _document(get: Callable[[], Any]) -> tuple[Node | None, Any]:
+    """_document composes one document's events, up to and including its end event."""
     root: Node | None = None
     root_mark = None
     anchors: dict[str, Node] = {}
@@ -198,15 +238,7 @@ def _compose(get: Callable[[], Any]) -> Node | None:
             stack.append(node)
             if isinstance(node, MapNode):
                 keys.append(None)
-    event = get()
-    if not isinstance(event, yaml.StreamEndEvent):
-        raise ComposerError(
-            "expected a single document in the stream",
-            root_mark,
-            "but found another document",
-            event.start_mark,
-        )
-    return root
+    return root, root_mark
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kquota.errors import KquotaError
+from kquota.render.format import safe_text
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -21,7 +22,7 @@ class SourceLocation:
     column: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{safe_text(self.file)}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -38,16 +39,20 @@ class Problem:
         return SourceLocation(self.file, self.line, self.column)
 
     def __str__(self) -> str:
+        # A file name comes from the tree, so it is escaped like any name: a newline or an
+        # escape sequence in it must not forge or hide a line of output.
+        file = safe_text(self.file)
         if self.line == 0:  # about a whole path (missing, unreadable, empty folder)
-            return f"{self.file}: {self.message}"
-        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+            return f"{file}: {self.message}"
+        return f"{file}:{self.line}:{self.column}: {self.message}"
 
 
 class DesiredStateError(KquotaError):
     """DesiredStateError carries every problem found; its text is one line per problem."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Problem], warnings: tuple[Problem, ...] = ()) -> None:
         self.problems = sorted(problems)
+        self.warnings = warnings
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
@@ -56,10 +61,26 @@ class Problems:
     """Problems collects the problems of one load; checks append and carry on."""
 
     items: list[Problem] = field(default_factory=list)
+    warned: list[Problem] = field(default_factory=list)
 
     def add(self, at: SourceLocation, wrong: str, allowed: str) -> None:
         self.items.append(Problem(at.file, at.line, at.column, f"{wrong}; allowed: {allowed}"))
 
+    def add_path(self, path: str, wrong: str, allowed: str) -> None:
+        """add_path records a problem with a whole path (line 0: no position)."""
+        self.items.append(Problem(path, 0, 0, f"{wrong}; allowed: {allowed}"))
+
+    def warn(self, at: SourceLocation, text: str) -> None:
+        """warn records something that is probably a mistake but does not stop the load."""
+        self.warned.append(Problem(at.file, at.line, at.column, text))
+
+    def warn_path(self, path: str, text: str) -> None:
+        self.warned.append(Problem(path, 0, 0, text))
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return tuple(sorted(self.warned))
+
     def raise_if_any(self) -> None:
         if self.items:
-            raise DesiredStateError(self.items)
+            raise DesiredStateError(self.items, self.warnings)

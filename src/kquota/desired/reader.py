@@ -8,11 +8,37 @@ from __future__ import annotations
 
 import yaml
 
-from kquota.desired.fastpath import parse_canonical
+from kquota.desired.document import DocumentReader, ParsedFile, read_document
+from kquota.desired.fastpath import parse_canonical, plain_lines
 from kquota.desired.nodes import Node, compose
 from kquota.desired.problems import Problems, SourceLocation
+from kquota.desired.scan import scan_canonical
+from kquota.render.format import safe_text
 
 _YAML_ALLOWED = "well-formed YAML, one document per file"
+
+
+def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
+    """read_file reads and validates one file; None when it is not YAML (problems say why).
+
+    The canonical shape is scanned in one pass with its entries validated as they are read,
+    so their nodes never all exist at once; any other file is read whole by
+    :func:`read_nodes`. Either way the entries, problems and positions are the same.
+    """
+    try:
+        text: str | None = plain_lines(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        found = Problems()
+        document = DocumentReader(file, found)
+        root = scan_canonical(text, document.entry)
+        if root is not None:
+            parsed = document.finish(root)
+            problems.items.extend(found.items)
+            return parsed
+    root, ok = read_nodes(file, data, problems)
+    return read_document(file, root, problems) if ok else None
 
 
 def read_nodes(file: str, data: bytes, problems: Problems) -> tuple[Node | None, bool]:
@@ -28,11 +54,12 @@ def read_nodes(file: str, data: bytes, problems: Problems) -> tuple[Node | None,
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        what = " ".join(p for p in (e.context, e.problem) if p)
+        # Escaped: a tag or character quoted from the file must not reach a terminal raw.
+        what = safe_text(" ".join(p for p in (e.context, e.problem) if p))
         problems.add(SourceLocation(file, line, col), f"invalid YAML: {what}", _YAML_ALLOWED)
     except yaml.YAMLError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        problems.add(SourceLocation(file, 1, 1), f"invalid YAML: {first}", _YAML_ALLOWED)
+        problems.add(SourceLocation(file, 1, 1), f"invalid YAML: {safe_text(first)}", _YAML_ALLOWED)
     except RecursionError:
         problems.add(SourceLocation(file, 1, 1), "YAML nested too deeply", _YAML_ALLOWED)
     return None, False

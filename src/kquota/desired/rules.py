@@ -7,20 +7,38 @@ accept a hostname for ``ip``, but it resolves it on the controller, at apply tim
 controller's DNS; a name that resolves here may not resolve there, and a quota keyed by a
 hostname silently stops matching when DNS changes. So a hostname is refused locally.
 
+Names: at most 32,767 bytes of UTF-8 (the protocol's string limit); user and client-id
+names with control characters are refused and those with surrounding whitespace or
+invisible characters warned about, unless declared ``verbatim`` (:mod:`kquota.names`); ip
+names are IP literals without a zone id. Values: the numbers YAML 1.1 reads other than they
+look (``010``, ``0x10``, ``0b10``, ``1:30``) are refused with the reason
+(:func:`number_trap`).
+
 A problem is a :data:`Complaint`, ``(what is wrong, what is allowed)``; the checks return
 ``None`` when all is well, and :func:`quota_value` returns the value as a float.
 """
 
 from __future__ import annotations
 
-import ipaddress
+import re
+import unicodedata
 from functools import lru_cache
 
 from kquota import quotakeys
-from kquota.desired.nodes import STR_TAG, Unsupported, kind_name, resolve_tag
-from kquota.desired.units import SIZE_HELP, UnitError, parse_byte_size
+from kquota.desired.nodes import (
+    FLOAT_TAG,
+    INT_TAG,
+    STR_TAG,
+    Scalar,
+    Unsupported,
+    kind_name,
+    resolve_tag,
+    scalar_value,
+)
 from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, USER
+from kquota.names import ip_address
 from kquota.quotakeys import INT_MAX, LONG_MAX, QUOTA_KEYS, ValueType
+from kquota.units import SIZE_HELP, UnitError, parse_byte_size
 
 Complaint = tuple[str, str]
 
@@ -30,11 +48,15 @@ ENTITY_TYPES_HELP = ", ".join(ENTITY_TYPES)
 COMBINATIONS_HELP = "user, client-id, user + client-id, or ip alone"
 
 
-def allowed_values(key: str) -> str:
-    """allowed_values says, for a message, which values ``key`` takes."""
+def allowed_values(key: str, *, sizes: bool = True) -> str:
+    """allowed_values says, for a message, which values ``key`` takes.
+
+    ``sizes`` False leaves out size strings such as 1MiB: JSON plan files hold plain numbers.
+    """
     spec = QUOTA_KEYS[key]
     if spec.value_type is ValueType.LONG:
-        return f"a whole number of bytes from 1 to {LONG_MAX}, or " + SIZE_HELP
+        whole = f"a whole number of bytes from 1 to {LONG_MAX}"
+        return whole + ", or " + SIZE_HELP if sizes else whole
     if spec.value_type is ValueType.INT:
         return f"a whole number from 1 to {INT_MAX}"
     return "a finite number greater than 0"
@@ -92,6 +114,19 @@ def quota_value(key: str, raw: object) -> float | Complaint:
     return (f"{kind_name(raw)} is not a quota value", allowed_values(key))
 
 
+@lru_cache(maxsize=256)
+def key_problem(key: str, types: tuple[str, ...]) -> Complaint | None:
+    """key_problem refuses a key the broker does not know, or one for another entity kind."""
+    if key in quotakeys.allowed_keys(types):
+        return None
+    if key in QUOTA_KEYS:
+        other = "a user/client-id" if QUOTA_KEYS[key].entity_kind == "client" else "an ip"
+        wrong = f"{key!r} is {other} key, not allowed for {kind_label(types)} entities"
+    else:
+        wrong = f"unknown quota key {key!r}"
+    return (wrong, keys_help(types))
+
+
 def combination_problem(types: tuple[str, ...]) -> Complaint | None:
     """combination_problem refuses ip with user or client-id (the controller's step C)."""
     if IP in types and (USER in types or CLIENT_ID in types):
@@ -100,15 +135,105 @@ def combination_problem(types: tuple[str, ...]) -> Complaint | None:
 
 
 def ip_problem(name: str) -> Complaint | None:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
+    if "%" in name:
+        return (
+            f"ip {name!r} has a zone id (%...), which names an interface of one host",
+            IP_NAME_HELP + " (no zone id)",
+        )
+    if ip_address(name) is None:
         return (
             f"ip {name!r} is not an IP address (hostnames are refused: the broker would "
             "resolve them on the controller at apply time)",
             IP_NAME_HELP,
         )
     return None
+
+
+MAX_NAME_BYTES = 0x7FFF
+"""The longest name the protocol carries: 32,767 bytes of UTF-8. Kafka's generated readers
+refuse a longer string even where the wire form could hold it (compact strings), so one such
+name fails the whole request at apply time."""
+
+NAME_CHARS_HELP = (
+    'a name without control characters, or {name: "...", verbatim: true} for a name a '
+    "cluster really has"
+)
+
+
+def name_problem(etype: str, name: str, verbatim: bool) -> Complaint | None:
+    """name_problem refuses names the broker cannot take (too long) and, unless declared
+    ``verbatim``, names with control characters, which are almost always mistakes."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        return (
+            f"{etype} name is {size} bytes in UTF-8, longer than the protocol allows",
+            f"a name of at most {MAX_NAME_BYTES} bytes in UTF-8",
+        )
+    if verbatim or (name.isascii() and name.isprintable()):
+        return None
+    controls = [c for c in name if unicodedata.category(c) == "Cc"]
+    if controls:
+        return (
+            f"{etype} name {name!r} has control characters ({code_points(controls)})",
+            NAME_CHARS_HELP,
+        )
+    return None
+
+
+def name_warnings(etype: str, name: str) -> list[str]:
+    """name_warnings lists what is odd but possible in a name: surrounding whitespace and
+    invisible characters. Each warning shows the code points and the way to declare it."""
+    out: list[str] = []
+    how = 'if the cluster really has this name, declare it as {name: "...", verbatim: true}'
+    if name != name.strip():
+        ends = [c for c in (name[0], name[-1]) if c.isspace()]
+        out.append(
+            f"{etype} name {name!r} has leading or trailing whitespace ({code_points(ends)}); "
+            + how
+        )
+    if not name.isprintable():
+        hidden = [c for c in name if not c.isprintable() and unicodedata.category(c) != "Cc"]
+        if hidden:
+            out.append(
+                f"{etype} name {name!r} has invisible characters ({code_points(hidden)}); " + how
+            )
+    return out
+
+
+def code_points(chars: list[str]) -> str:
+    """code_points names characters for a message: ``U+200B ZERO WIDTH SPACE``."""
+    seen = dict.fromkeys(chars)
+    return ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'a control character')}" for c in seen)
+
+
+_DECIMAL_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
+
+
+def number_trap(tag: str, text: str) -> str | None:
+    """number_trap explains a plain number YAML 1.1 reads differently than it looks.
+
+    PyYAML reads ``010`` as octal 8, ``0x10`` as 16, ``0b10`` as 2 and ``1:30`` as 90
+    (sexagesimal); a reviewer reads all of them as something else. None when the text means
+    what it says (plain decimal, with an optional sign, dot and exponent).
+    """
+    if tag == INT_TAG:
+        if _DECIMAL_INT.fullmatch(text):
+            return None
+        body = text.lstrip("+-").replace("_", "")
+        if ":" in body:
+            what = "a sexagesimal (base 60) number"
+        elif body[:2] in ("0x", "0X"):
+            what = "a hexadecimal number"
+        elif body[:2] in ("0b", "0B"):
+            what = "a binary number"
+        else:
+            what = "an octal number"
+    elif tag == FLOAT_TAG and ":" in text:
+        what = "a sexagesimal (base 60) number"
+    else:
+        return None
+    value = scalar_value(Scalar(tag, text, 0, 0))
+    return f"{text} is read by YAML 1.1 as {what}, {value}; write the decimal number"
 
 
 def _looks_numeric(text: str) -> bool:

@@ -6,8 +6,11 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 
-from kquota.desired.problems import SourceLocation
+import orjson
+
+from kquota.desired.problems import Problem, SourceLocation
 from kquota.model import Entity, QuotaState, sorted_entities
 
 
@@ -17,12 +20,16 @@ class DesiredState:
 
     ``quotas`` is the shape planners use (entity -> {key -> float}); ``sources`` points each
     entity at the entry that declared it (the overlay's entry when one replaced a base
-    entry); ``files`` are the files read, in order; ``digest`` identifies the content.
+    entry); ``files`` are the files read, in order; ``digest`` identifies the content;
+    ``warnings`` are what is probably a mistake but did not stop the load (files that look
+    like desired state but were not read, names with invisible characters), for the command
+    to print on standard error.
     """
 
     quotas: QuotaState
     sources: dict[Entity, SourceLocation]
     files: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()
 
     @cached_property
     def digest(self) -> str:
@@ -36,6 +43,27 @@ def state_digest(quotas: QuotaState) -> str:
     Canonical: entities in :func:`sorted_entities` order, keys sorted, values as JSON floats
     (shortest round-trip repr); file names, comments, profiles and units do not change it.
     """
-    canonical = [[e.to_json(), dict(sorted(quotas[e].items()))] for e in sorted_entities(quotas)]
+    canonical = [[e.to_json(), quotas[e]] for e in sorted_entities(quotas)]
+    return hashlib.sha256(_canonical_json(canonical, quotas)).hexdigest()
+
+
+def _canonical_json(canonical: list[list[object]], quotas: QuotaState) -> bytes:
+    """_canonical_json is ``json.dumps(canonical, separators=(",", ":"), sort_keys=True,
+    allow_nan=False)``, byte for byte (digests of saved plans must not move).
+
+    orjson writes it about 5x faster and writes the very same bytes whenever no string needs
+    an escape (json escapes non-ASCII and DEL, orjson does not) and every number prints as
+    Python's repr (orjson writes 1e-05 as 0.00001, and NaN as null where json raises); the
+    few distinct values are checked, anything else takes json itself.
+    """
+    out = orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS)
+    numbers = set(chain.from_iterable(map(dict.values, quotas.values())))
+    if (
+        out.isascii()
+        and b"\\" not in out
+        and b"\x7f" not in out
+        and all(orjson.dumps(v) == repr(v).encode() for v in numbers)
+    ):
+        return out
     text = json.dumps(canonical, separators=(",", ":"), sort_keys=True, allow_nan=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return text.encode()

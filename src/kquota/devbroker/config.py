@@ -39,7 +39,11 @@ def server_properties(
     authorizer: bool,
     kafka_major: int,
     tls: TlsFiles | None = None,
+    node_id: int = 1,
+    voters: str | None = None,
 ) -> str:
+    """server_properties renders one node; ``voters`` (``id@host:port,...``) joins it to a
+    quorum of several nodes, else it is a quorum of one."""
     admin_password = users[admin_user]
     plain_users = " ".join(f"user_{name}={_jaas_quote(pw)}" for name, pw in users.items())
     listeners = [
@@ -55,8 +59,8 @@ def server_properties(
         protocols += ["SSL:SSL", "SASL_SSL:SASL_SSL"]
     lines = [
         "process.roles=broker,controller",
-        "node.id=1",
-        f"controller.quorum.voters=1@127.0.0.1:{ports.controller}",
+        f"node.id={node_id}",
+        "controller.quorum.voters=" + (voters or f"{node_id}@127.0.0.1:{ports.controller}"),
         "listeners=" + ",".join([*listeners, f"CONTROLLER://127.0.0.1:{ports.controller}"]),
         "advertised.listeners=" + ",".join(listeners),
         "controller.listener.names=CONTROLLER",

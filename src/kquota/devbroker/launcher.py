@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kquota.devbroker.config import SASL_MECHANISMS, Ports, logging_config, server_properties
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, find_java
@@ -31,6 +32,7 @@ from kquota.errors import KquotaError
 ADMIN_USER = "admin"
 _INFO = "broker.json"
 _PID = "broker.pid"
+_SEAT = "quorum.json"
 _PR_SET_PDEATHSIG = 1
 
 # Brokers this process started: kept so the Popen is not collected while the JVM runs (it
@@ -61,13 +63,30 @@ class BrokerInfo:
     ssl_certificate_location: str | None = None
     """A client certificate the SSL listener accepts, and its key."""
     ssl_key_location: str | None = None
+    nodes: list[dict[str, Any]] | None = None
+    """Every node of a multi-node dev cluster (``id``, ``bootstrap_server``, ``pid``)."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        fields = asdict(self)
+        if fields["nodes"] is None:
+            del fields["nodes"]  # a single broker's line stays as it always was
+        return json.dumps(fields, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> BrokerInfo:
         return cls(**json.loads(text))
+
+
+@dataclass(frozen=True)
+class QuorumSeat:
+    """QuorumSeat places one node in a quorum of several: what it shares with the others
+    (cluster id, users, the voter list) and what is its own (id, ports)."""
+
+    node_id: int
+    voters: str
+    ports: Ports
+    cluster_id: str
+    users: dict[str, str]
 
 
 def _free_ports(n: int) -> list[int]:
@@ -175,8 +194,20 @@ def start_broker(
     timeout: float = 180.0,
     die_with_parent: bool = False,
     heap: str = "768m",
+    seat: QuorumSeat | None = None,
+    wait: bool = True,
+    extra_properties: dict[str, str] | None = None,
+    extra_classpath: tuple[Path, ...] = (),
 ) -> BrokerInfo:
-    """start_broker starts (or returns the already running) broker in ``broker_dir``."""
+    """start_broker starts (or returns the already running) broker in ``broker_dir``.
+
+    ``extra_properties`` are appended to its server.properties and ``extra_classpath`` to
+    its classpath: a plug-in of one's own (a quota callback, say) and its settings.
+
+    With ``seat`` it starts one node of a multi-node quorum; such a node restarts in its seat
+    later from its directory alone. ``wait=False`` returns once the JVM is launched (the
+    nodes of a new quorum only get ready together): call :func:`wait_broker` next.
+    """
     broker_dir = broker_dir.resolve()
     running = broker_status(broker_dir)
     if running is not None and not fresh:
@@ -191,8 +222,10 @@ def start_broker(
         previous = None
     data_dir = broker_dir / "data"
     if previous is None and data_dir.exists():
-        _wipe(broker_dir)
+        wipe_broker_dir(broker_dir)
+    node_id, voters = 1, None
     if previous is not None:
+        node_id, voters = _read_seat(broker_dir)
         ports = _ports_of(previous)
         used = (ports.plaintext, ports.sasl, ports.controller, ports.ssl, ports.sasl_ssl)
         busy = [p for p in used if p and not _port_free(p)]
@@ -203,6 +236,16 @@ def start_broker(
             )
         users, cluster_id, do_authorizer = previous.users, previous.cluster_id, previous.authorizer
         do_tls = previous.ssl_bootstrap_servers is not None
+    elif seat is not None:
+        ports, users, cluster_id, do_authorizer, do_tls = (
+            seat.ports,
+            seat.users,
+            seat.cluster_id,
+            authorizer,
+            False,
+        )
+        node_id, voters = seat.node_id, seat.voters
+        _write_private(broker_dir / _SEAT, json.dumps({"node_id": node_id, "voters": voters}))
     else:
         ports = Ports(*_free_ports(5)) if tls else Ports(*_free_ports(3))
         do_tls = tls
@@ -221,13 +264,18 @@ def start_broker(
             authorizer=do_authorizer,
             kafka_major=jars.major,
             tls=tls_files,
-        ),
+            node_id=node_id,
+            voters=voters,
+        )
+        + "".join(f"{k}={v}\n" for k, v in (extra_properties or {}).items()),
     )
     log_name, log_body, log_prop = logging_config(jars.major, broker_dir / "server.log")
     (broker_dir / log_name).write_text(log_body)
     log_opt = log_prop + str(broker_dir / log_name)
+    # The storage tool checks the properties too, so a plug-in class must be on its path.
+    classpath = os.pathsep.join([jars.classpath, *map(str, extra_classpath)])
     if previous is None:
-        _format_storage(java, jars, props, cluster_id, users, log_opt, broker_dir)
+        _format_storage(java, classpath, jars, props, cluster_id, users, log_opt, broker_dir)
     out = open(broker_dir / "broker.out", "ab")  # noqa: SIM115 - the child owns it
     proc = subprocess.Popen(
         [
@@ -238,7 +286,7 @@ def start_broker(
             "-Djava.awt.headless=true",
             log_opt,
             "-cp",
-            jars.classpath,
+            classpath,
             jars.broker_class,
             str(props),
         ],
@@ -267,12 +315,27 @@ def start_broker(
         **_tls_fields(ports, tls_files),
     )
     _write_private(broker_dir / _INFO, info.to_json() + "\n")
+    if wait:
+        wait_broker(info, timeout)
+    return info
+
+
+def wait_broker(info: BrokerInfo, timeout: float = 180.0) -> None:
+    """wait_broker waits until a launched broker answers; on failure it is stopped."""
+    broker_dir = Path(info.dir)
     try:
-        _wait_ready(proc, ports, timeout, broker_dir)
+        _wait_ready(info.pid, _ports_of(info), timeout, broker_dir)
     except BaseException:
         stop_broker(broker_dir)
         raise
-    return info
+
+
+def _read_seat(broker_dir: Path) -> tuple[int, str | None]:
+    seat = broker_dir / _SEAT
+    if not seat.is_file():
+        return 1, None
+    data = json.loads(seat.read_text())
+    return int(data["node_id"]), str(data["voters"])
 
 
 def _previous_info(broker_dir: Path) -> BrokerInfo | None:
@@ -298,7 +361,7 @@ def _ports_of(info: BrokerInfo) -> Ports:
     )
 
 
-def _tls_fields(ports: Ports, tls: TlsFiles | None) -> dict[str, str | None]:
+def _tls_fields(ports: Ports, tls: TlsFiles | None) -> dict[str, Any]:
     if tls is None:
         return {}
     return {
@@ -310,16 +373,18 @@ def _tls_fields(ports: Ports, tls: TlsFiles | None) -> dict[str, str | None]:
     }
 
 
-def _wipe(broker_dir: Path) -> None:
+def wipe_broker_dir(broker_dir: Path) -> None:
+    """wipe_broker_dir removes a stopped broker's data and state files (only those)."""
     import shutil
 
     shutil.rmtree(broker_dir / "data", ignore_errors=True)
-    for name in (_INFO, "server.log", "broker.out"):
+    for name in (_INFO, _SEAT, "server.log", "broker.out"):
         (broker_dir / name).unlink(missing_ok=True)
 
 
 def _format_storage(
     java: str,
+    classpath: str,
     jars: KafkaJars,
     props: Path,
     cluster_id: str,
@@ -331,7 +396,7 @@ def _format_storage(
     for name, password in users.items():
         for mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
             scram += ["--add-scram", f'{mech}=[name="{name}",password="{password}"]']
-    cmd = [java, log_opt, "-cp", jars.classpath, jars.storage_tool_class, "format"]
+    cmd = [java, log_opt, "-cp", classpath, jars.storage_tool_class, "format"]
     cmd += ["-t", cluster_id, "-c", str(props), *scram]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -341,9 +406,7 @@ def _format_storage(
         raise KquotaError(f"formatting KRaft storage in {broker_dir} failed:\n{detail}")
 
 
-def _wait_ready(
-    proc: subprocess.Popen[bytes], ports: Ports, timeout: float, broker_dir: Path
-) -> None:
+def _wait_ready(pid: int, ports: Ports, timeout: float, broker_dir: Path) -> None:
     deadline = time.monotonic() + timeout
     checks: list[Callable[[], bool]] = [
         lambda: api_versions_ok("127.0.0.1", ports.plaintext),
@@ -351,9 +414,11 @@ def _wait_ready(
         lambda: describe_quotas_ok("127.0.0.1", ports.plaintext),
     ]
     while checks:
-        if proc.poll() is not None:
+        if not _pid_alive(pid):
+            child = _CHILDREN.get(pid)
+            code = "" if child is None else f" with code {child.poll()}"
             raise KquotaError(
-                f"the Kafka broker exited with code {proc.returncode} while starting; "
+                f"the Kafka broker exited{code} while starting; "
                 f"last log lines ({broker_dir}):\n"
                 + (_tail(broker_dir / "server.log") or _tail(broker_dir / "broker.out"))
             )
@@ -385,6 +450,24 @@ def stop_broker(broker_dir: Path, *, timeout: float = 30.0) -> bool:
     while _pid_alive(pid) and time.monotonic() < deadline:
         _reap(pid)
         time.sleep(0.1)
+    _kill_group(broker_dir, pid)
+    return True
+
+
+def kill_broker(broker_dir: Path) -> bool:
+    """kill_broker SIGKILLs the broker of ``broker_dir`` (a crash, for fault drills); True if
+    one was running. Its data stays: :func:`start_broker` restarts it in place."""
+    broker_dir = broker_dir.resolve()
+    pid = _running_pid(broker_dir)
+    if pid is None:
+        return False
+    _kill_group(broker_dir, pid)
+    return True
+
+
+def _kill_group(broker_dir: Path, pid: int) -> None:
+    """_kill_group SIGKILLs the broker's process group unless it is gone already, waits
+    until it is, and removes its pid file."""
     if _pid_alive(pid):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
@@ -393,7 +476,6 @@ def stop_broker(broker_dir: Path, *, timeout: float = 30.0) -> bool:
             time.sleep(0.05)
     _reap(pid)
     (broker_dir / _PID).unlink(missing_ok=True)
-    return True
 
 
 def _reap(pid: int) -> None:

@@ -114,3 +114,17 @@ def render_prometheus(reports: list[DriftReport], timestamp: float) -> str:
         f"kquota_drift_last_check_timestamp_seconds {timestamp:.3f}",
     ]
     return "\n".join(out) + "\n"
+
+
+def render_reports(reports: list[DriftReport], fmt: str, timestamp: float) -> str:
+    """render_reports joins one or many clusters' reports in one format (``text``,
+    ``markdown``, ``json``, ``prometheus``): one cluster's JSON is its report alone."""
+    if fmt == "prometheus":
+        return render_prometheus(reports, timestamp)
+    if fmt == "json":
+        if len(reports) == 1:
+            return render_json(reports[0])
+        data = {"format_version": 1, "clusters": [r.to_data() for r in reports]}
+        return json.dumps(data, indent=2) + "\n"
+    render = render_markdown if fmt == "markdown" else render_text
+    return "".join(render(r) for r in reports)

@@ -1,16 +1,21 @@
-"""The fleet layout on disk.
+"""The fleet layout: where each cluster's desired state and snapshot are.
 
 ``ROOT/<cluster>/*.yaml`` holds each cluster's desired state; ``SNAPSHOTS/<cluster>.json``,
 ``<cluster>.jsonl`` or ``<cluster>.parquet`` its snapshot (the formats ``plan --snapshot`` reads,
 or the Parquet that ``kquota snapshot`` writes). A cluster with desired state but no snapshot,
 or the reverse, is an error: planning it against nothing would plan the creation (or, with
 prune, the removal) of everything.
+
+Locations are strings so that the Spark engine can list ``hdfs://`` or ``s3a://`` folders
+through Hadoop's file systems (:mod:`kquota.fleet.spark_fs`); the local engine lists the
+local file system. Both go through :func:`discover`, so the pairing rules are one.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Protocol
 
 from kquota.errors import KquotaError
 
@@ -20,44 +25,73 @@ SNAPSHOT_SUFFIXES = (".json", ".jsonl", ".parquet")
 @dataclass(frozen=True)
 class FleetCluster:
     name: str
-    desired_dir: Path
-    snapshot: Path
+    desired_dir: str
+    snapshot: str
 
     @property
     def snapshot_format(self) -> str:
-        return self.snapshot.suffix.lstrip(".")
+        return os.path.splitext(self.snapshot)[1].lstrip(".")
 
 
-def discover(desired_root: Path, snapshots_dir: Path) -> list[FleetCluster]:
+class Listing(Protocol):
+    """Listing is a file system as discovery sees it: folders of named entries."""
+
+    def is_dir(self, location: str) -> bool: ...
+
+    def entries(self, folder: str) -> list[tuple[str, bool]]:
+        """entries gives ``(name, is_dir)`` for each entry of ``folder``."""
+        ...
+
+    def join(self, folder: str, name: str) -> str: ...
+
+
+class LocalListing:
+    """LocalListing lists the local file system, paths as given (relative stay relative)."""
+
+    def is_dir(self, location: str) -> bool:
+        return os.path.isdir(location)
+
+    def entries(self, folder: str) -> list[tuple[str, bool]]:
+        with os.scandir(folder) as it:
+            return [(e.name, e.is_dir()) for e in it]
+
+    def join(self, folder: str, name: str) -> str:
+        return os.path.join(folder, name)
+
+
+def discover(
+    desired_root: str | os.PathLike[str],
+    snapshots_dir: str | os.PathLike[str],
+    listing: Listing | None = None,
+) -> list[FleetCluster]:
     """discover pairs every cluster folder of ``desired_root`` with its snapshot file."""
-    if not desired_root.is_dir():
-        raise KquotaError(f"{desired_root}: not a directory (expected ROOT/<cluster>/*.yaml)")
-    if not snapshots_dir.is_dir():
-        raise KquotaError(f"{snapshots_dir}: not a directory (expected <cluster>.json files)")
-    names = sorted(
-        p.name for p in desired_root.iterdir() if p.is_dir() and not p.name.startswith(".")
-    )
-    snapshots: dict[str, list[Path]] = {}
-    for p in snapshots_dir.iterdir():
-        if p.suffix in SNAPSHOT_SUFFIXES and not p.name.startswith("."):
-            snapshots.setdefault(p.stem, []).append(p)
+    fs = listing or LocalListing()
+    root, snaps = os.fspath(desired_root), os.fspath(snapshots_dir)
+    if not fs.is_dir(root):
+        raise KquotaError(f"{root}: not a directory (expected ROOT/<cluster>/*.yaml)")
+    if not fs.is_dir(snaps):
+        raise KquotaError(f"{snaps}: not a directory (expected <cluster>.json files)")
+    names = sorted(n for n, is_dir in fs.entries(root) if is_dir and not n.startswith("."))
+    snapshots: dict[str, list[str]] = {}
+    for name, _ in fs.entries(snaps):
+        stem, suffix = os.path.splitext(name)
+        if suffix in SNAPSHOT_SUFFIXES and not name.startswith("."):
+            snapshots.setdefault(stem, []).append(name)
     problems = []
     clusters = []
     for name in names:
         found = snapshots.get(name, [])
         if not found:
-            problems.append(
-                f"cluster {name!r}: no snapshot {snapshots_dir}/{name}.json|.jsonl|.parquet"
-            )
+            problems.append(f"cluster {name!r}: no snapshot {snaps}/{name}.json|.jsonl|.parquet")
         elif len(found) > 1:
-            listed = ", ".join(sorted(p.name for p in found))
+            listed = ", ".join(sorted(found))
             problems.append(f"cluster {name!r}: several snapshots ({listed}); keep one")
         else:
-            clusters.append(FleetCluster(name, desired_root / name, found[0]))
+            clusters.append(FleetCluster(name, fs.join(root, name), fs.join(snaps, found[0])))
     for stem in sorted(set(snapshots) - set(names)):
-        problems.append(f"snapshot {stem!r} has no desired-state folder {desired_root}/{stem}/")
+        problems.append(f"snapshot {stem!r} has no desired-state folder {root}/{stem}/")
     if problems:
         raise KquotaError("the fleet layout is inconsistent:\n  " + "\n  ".join(problems))
     if not clusters:
-        raise KquotaError(f"{desired_root}: no cluster folders found")
+        raise KquotaError(f"{root}: no cluster folders found")
     return clusters

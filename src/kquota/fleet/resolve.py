@@ -21,17 +21,17 @@ from kquota.plan.precedence import Level, candidate, choose
 from kquota.plan.resolver import resolve
 from kquota.quotakeys import CLIENT_KEYS
 
-Principal = tuple[str, str]
+UserClient = tuple[str, str]
 Effective = dict[str, tuple[float, Entity]]
 
 
-def read_principals(path: Path) -> list[Principal]:
+def read_principals(path: Path) -> list[UserClient]:
     """read_principals reads ``user,client-id`` CSV (with that header) or JSON Lines."""
     try:
         text = path.read_text()
     except OSError as e:
         raise KquotaError(f"{path}: cannot read principals: {e.strerror or e}") from None
-    out: list[Principal] = []
+    out: list[UserClient] = []
     if path.suffix == ".csv":
         rows = list(csv.reader(text.splitlines()))
         if not rows or [c.strip() for c in rows[0]] != ["user", "client-id"]:
@@ -68,7 +68,7 @@ def _levels(user: str, client: str) -> list[tuple[Level, Entity]]:
     ]
 
 
-def resolve_local(state: QuotaState, principals: Sequence[Principal]) -> list[Effective]:
+def resolve_local(state: QuotaState, principals: Sequence[UserClient]) -> list[Effective]:
     """resolve_local resolves each principal with the resolver (the reference semantics)."""
     return [
         {q.key: (q.value, q.source) for q in resolve(state, user, client).quotas}
@@ -76,7 +76,7 @@ def resolve_local(state: QuotaState, principals: Sequence[Principal]) -> list[Ef
     ]
 
 
-def _line(principal: Principal, eff: Effective) -> str:
+def _line(principal: UserClient, eff: Effective) -> str:
     user, client = principal
     data: dict[str, Any] = {
         "entity": {"user": user, "client-id": client},
@@ -90,7 +90,7 @@ def _line(principal: Principal, eff: Effective) -> str:
 
 
 def write_effective(
-    results: dict[str, list[Effective]], principals: Sequence[Principal], out: Path
+    results: dict[str, list[Effective]], principals: Sequence[UserClient], out: Path
 ) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for cluster, effs in results.items():
@@ -104,17 +104,17 @@ def _choose_row(cands: list[Any], user: str, client: str) -> int | None:
 
 
 def resolve_spark(
-    rows: Any, principals: Sequence[Principal], clusters: Sequence[str]
+    rows: Any, principals: Sequence[UserClient], clusters: Sequence[str]
 ) -> dict[str, list[Effective]]:
     """resolve_spark resolves on Spark; ``rows`` is a (cluster, entity, key, value) frame."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType
 
-    from kquota.fleet.rows import entity_key
+    from kquota.snapshot_rows import row_key
 
     spark = rows.sparkSession
     cand_rows = [
-        (pid, user, client, int(level), entity_key(entity))
+        (pid, user, client, int(level), row_key(entity))
         for pid, (user, client) in enumerate(principals)
         for level, entity in _levels(user, client)
     ]

@@ -20,39 +20,70 @@ alters. Decisions:
   connection failed, and entities that got a retriable error code, are sent again, a bounded
   number of times with exponential backoff and jitter.
 * The core is async; :class:`QuotaAdmin` is its synchronous face, owning an ``asyncio.Runner``.
-* One connection to the first bootstrap address that answers: quota describes are served by
-  any broker and alters are forwarded to the controller by the broker, so no Metadata call
-  is needed. (A cluster id needs the Metadata API, which kquota's codec does not carry yet.)
+* One connection at a time, to any broker: quota describes are served by any broker and
+  alters are forwarded to the controller by the broker. On connecting, Metadata tells the
+  cluster's live brokers (:mod:`kquota.kafka.discovery`); when the connection dies, the
+  retry goes to another of them, so one bootstrap address survives that broker dying after
+  connect, and a dying controller is waited out by the brokers' forwarding and our retries.
+* **Reading every broker.** :meth:`AsyncQuotaAdmin.describe_each_broker` describes at each
+  live broker; apply's verification uses it, so that an apply ends only when every broker
+  has caught up (see docs/consistency.md);
+  :meth:`AsyncQuotaAdmin.describe_entities_each_broker` reads only given entities there (one
+  strict exact-match describe per entity, pipelined), which beats a describe-all while few
+  entities are left to check.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeVar
 
+from kquota.deadline import waiting_on, within_deadline
 from kquota.errors import UsageError
+from kquota.kafka.authz import denial
 from kquota.kafka.config import ClientConfig, parse_bootstrap_servers
 from kquota.kafka.conn import (
+    API_NAMES,
     DEFAULT_MAX_FRAME_BYTES,
+    BodyEncoder,
     BrokerConnection,
+    FrameDecoder,
     backoff_seconds,
+    config_hint,
     connect_any,
 )
+from kquota.kafka.discovery import BrokerSet, live_brokers
 from kquota.kafka.errors import (
+    CLUSTER_AUTHORIZATION_FAILED,
     UNKNOWN_SERVER_ERROR,
     BrokerConnectionError,
+    DroppedAfterRequest,
+    KafkaError,
     KafkaTimeoutError,
     UnsupportedVersionError,
     error_code,
     error_for,
     is_retriable,
 )
-from kquota.kafka.protocol import ALTER_CLIENT_QUOTAS, DESCRIBE_CLIENT_QUOTAS, DESCRIBE_CLUSTER
+from kquota.kafka.protocol import (
+    ALTER_CLIENT_QUOTAS,
+    DESCRIBE_CLIENT_QUOTAS,
+    DESCRIBE_CLUSTER,
+    encode_body,
+)
+from kquota.kafka.quotawire import (
+    AlterEntryResult,
+    DescribeAnswer,
+    decode_alter_response,
+    decode_describe_response,
+    encode_alter_request,
+)
 from kquota.model import Entity, QuotaState
 
 log = logging.getLogger(__name__)
@@ -62,6 +93,10 @@ T = TypeVar("T")
 # Half the controller's MAX_RECORDS_PER_USER_OP (10,000): far from the edge, few round trips.
 DEFAULT_CHUNK_KEYS = 5000
 DEFAULT_MAX_IN_FLIGHT = 4
+EXACT_IN_FLIGHT = 64
+"""Exact-match describes in flight per connection: each is a few dozen bytes each way, so
+only round trips would limit them; the broker still serves one connection's requests in
+order."""
 
 
 class MatchType(IntEnum):
@@ -104,10 +139,12 @@ class QuotaOp:
 
     @classmethod
     def set(cls, key: str, value: float) -> QuotaOp:
+        """set is the op that sets ``key`` to ``value``."""
         return cls(key, float(value), False)
 
     @classmethod
     def delete(cls, key: str) -> QuotaOp:
+        """delete is the op that removes ``key`` (the entity is then unlimited for it)."""
         return cls(key, None, True)
 
 
@@ -133,27 +170,11 @@ class AlteredQuota:
         return self.error_code == 0
 
 
-def _entity_wire(entity: Entity) -> list[dict[str, Any]]:
-    return [{"EntityType": t, "EntityName": n} for t, n in entity.parts]
+def _alter_body(alterations: list[QuotaAlteration], validate_only: bool, version: int) -> bytes:
+    return encode_alter_request(version, alterations, validate_only)
 
 
-# Wire type order (HashMap order, the same for every entity of one shape) -> the index order
-# that puts the parts in Entity's canonical order. Entity.of sorts with a key function on
-# every call, a third of describe-all's time at 100k entities; this is a dict lookup.
-_CANONICAL_ORDER: dict[tuple[str, ...], tuple[int, ...] | None] = {}
-
-
-def _entity_from_wire(parts: list[dict[str, Any]]) -> Entity:
-    types = tuple(p["EntityType"] for p in parts)
-    order = _CANONICAL_ORDER.get(types, ())
-    if order == ():
-        canonical = Entity.of({t: None for t in types}).types
-        # None: repeated types (never sent by a broker); Entity.of resolves them.
-        order = tuple(types.index(t) for t in canonical) if len(canonical) == len(types) else None
-        _CANONICAL_ORDER[types] = order
-    if order is None:
-        return Entity.of({p["EntityType"]: p["EntityName"] for p in parts})
-    return Entity(tuple((parts[i]["EntityType"], parts[i]["EntityName"]) for i in order))
+_DESCRIBE_ALL: dict[str, Any] = {"Components": [], "Strict": False}
 
 
 def _ops_count(alteration: QuotaAlteration) -> int:
@@ -198,6 +219,11 @@ def check_unique(alterations: Sequence[QuotaAlteration]) -> None:
             raise UsageError(f"entity {alteration.entity} alters {', '.join(dup)} more than once")
 
 
+def _waiting_for(api_key: int, conn: BrokerConnection) -> contextlib.AbstractContextManager[None]:
+    """What the command waits on while a request is out (the deadline's message names it)."""
+    return waiting_on(f"{API_NAMES.get(api_key, api_key)} from {conn.address}")
+
+
 class AsyncQuotaAdmin:
     """AsyncQuotaAdmin is the async core of :class:`QuotaAdmin` (one lazily opened connection)."""
 
@@ -214,23 +240,50 @@ class AsyncQuotaAdmin:
             raise UsageError("no bootstrap servers: give --bootstrap-server or bootstrap.servers")
         if chunk_keys < 1 or max_in_flight < 1:
             raise ValueError("chunk_keys and max_in_flight must be at least 1")
-        self._servers = tuple(bootstrap_servers)
+        self._brokers = BrokerSet(bootstrap_servers)
         self._config = config
         self._chunk_keys = chunk_keys
         self._max_in_flight = max_in_flight
         self._max_frame = max_frame_bytes
         self._conn: BrokerConnection | None = None
         self._connecting: asyncio.Lock | None = None
+        self._side: dict[str, BrokerConnection] = {}
 
     async def _connection(self) -> BrokerConnection:
         if self._connecting is None:
             self._connecting = asyncio.Lock()
         async with self._connecting:
             if self._conn is None or self._conn.closed:
-                self._conn = await connect_any(
-                    self._servers, self._config, max_frame_bytes=self._max_frame
-                )
+                failed = None if self._conn is None else self._conn.address
+                if failed is not None:
+                    log.info("connection to %s lost; trying the other brokers", failed)
+                candidates = self._brokers.candidates(failed)
+                with waiting_on(f"a connection to {', '.join(candidates)}"):
+                    conn = await connect_any(
+                        candidates, self._config, max_frame_bytes=self._max_frame
+                    )
+                    try:
+                        self._brokers.learn(await live_brokers(conn))
+                    except BaseException:
+                        await conn.close()
+                        raise
+                self._conn = conn
             return self._conn
+
+    @property
+    def config(self) -> ClientConfig:
+        """config is the client configuration this admin connects with."""
+        return self._config
+
+    @property
+    def brokers(self) -> tuple[str, ...]:
+        """brokers: the live brokers last learned from Metadata (empty before connecting)."""
+        return self._brokers.learned
+
+    @property
+    def connected_to(self) -> str | None:
+        """connected_to is the address of the broker in use, if connected."""
+        return None if self._conn is None or self._conn.closed else self._conn.address
 
     async def _with_retries(self, what: str, attempt_fn: Callable[[], Awaitable[T]]) -> T:
         """_with_retries runs ``attempt_fn`` again after a connection error or timeout."""
@@ -240,41 +293,141 @@ class AsyncQuotaAdmin:
                 return await attempt_fn()
             except (BrokerConnectionError, KafkaTimeoutError) as e:
                 if attempt >= self._config.retries:
+                    if isinstance(e, DroppedAfterRequest):
+                        raise await self._explain_drop(what, e) from None
                     raise
                 delay = backoff_seconds(attempt, self._config.retry_backoff_ms)
                 log.info("%s failed (%s); retrying in %.2fs", what, e, delay)
                 attempt += 1
                 await asyncio.sleep(delay)
 
+    async def _explain_drop(self, what: str, dropped: DroppedAfterRequest) -> KafkaError:
+        """_explain_drop says why a broker hung up on a request, by asking a fresh connection
+        the smallest question there is (a strict describe with no components: answered with
+        nothing, or with an error code, by any broker that takes this client's connections).
+
+        Answered: the connection is fine and the broker refused that request itself; only its
+        log has the reason. Dropped too: this client's settings do not fit the listener.
+        """
+        try:
+            conn = await connect_any(
+                self._brokers.candidates(), self._config, max_frame_bytes=self._max_frame
+            )
+        except KafkaError as e:
+            return e
+        try:
+            await conn.request(DESCRIBE_CLIENT_QUOTAS, {"Components": [], "Strict": True})
+        except DroppedAfterRequest:
+            return BrokerConnectionError(
+                f"{dropped}, and dropped a fresh connection's smallest request too "
+                f"({config_hint(self._config)})"
+            )
+        except KafkaError as e:
+            return BrokerConnectionError(f"{dropped}; a fresh connection failed too: {e}")
+        finally:
+            await conn.close()
+        return BrokerConnectionError(
+            f"{dropped} in answer to {what}; a fresh connection is answered, so it is this "
+            "request the broker refused (the broker's log says why)"
+        )
+
+    def _authorization(self, code: int, message: str | None, api_key: int) -> str | None:
+        """_authorization adds who was denied what to CLUSTER_AUTHORIZATION_FAILED."""
+        if code != CLUSTER_AUTHORIZATION_FAILED:
+            return message
+        return f"{message or error_code(code).message} {denial(api_key, self._config)}"
+
     async def describe(self, components: Sequence[FilterComponent], strict: bool) -> QuotaState:
         """describe returns every entity matching the filter, with all its quotas."""
-        request = {
-            "Components": [
-                {"EntityType": c.entity_type, "MatchType": int(c.match_type), "Match": c.match}
-                for c in components
-            ],
-            "Strict": strict,
-        }
+        request = _filter_request(components, strict)
         attempt = 0
         while True:
-            body = await self._with_retries(
+            # Decoded straight into a QuotaState (kquota.kafka.quotawire): no dict per entry.
+            answer: DescribeAnswer = await self._with_retries(
                 "DescribeClientQuotas",
-                functools.partial(self._request, DESCRIBE_CLIENT_QUOTAS, request),
+                functools.partial(
+                    self._call,
+                    DESCRIBE_CLIENT_QUOTAS,
+                    lambda v: encode_body("DescribeClientQuotasRequest", v, request),
+                    decode_describe_response,
+                ),
             )
-            code = body["ErrorCode"]
+            code = answer.error_code
             if code == 0:
-                break
+                return answer.state
             if not is_retriable(code) or attempt >= self._config.retries:
-                raise error_for(code, body.get("ErrorMessage"), context="describe client quotas")
+                message = self._authorization(code, answer.error_message, DESCRIBE_CLIENT_QUOTAS)
+                raise error_for(code, message, context="describe client quotas")
             await asyncio.sleep(backoff_seconds(attempt, self._config.retry_backoff_ms))
             attempt += 1
-        entries: list[Any] = body.pop("Entries") or []
-        state: QuotaState = {}
-        for i, entry in enumerate(entries):
-            entity = _entity_from_wire(entry["Entity"])
-            state[entity] = {v["Key"]: v["Value"] for v in entry["Values"]}
-            entries[i] = None  # let the decoded entry go now: lowers describe-all's peak memory
-        return state
+
+    async def describe_each_broker(self) -> list[QuotaState]:
+        """describe_each_broker describes every entity at each live broker, one state each.
+
+        The first state is the main connection's (with its retries and failover); a broker
+        that cannot be reached now is left out, since it serves nobody until it is back and
+        caught up. Connections to the other brokers are kept for the next call.
+        """
+        return [await self.describe_all(), *await self._at_other_brokers(self._describe_all_at)]
+
+    async def describe_entities_each_broker(self, entities: Sequence[Entity]) -> list[QuotaState]:
+        """describe_entities_each_broker is :meth:`describe_each_broker` limited to
+        ``entities``: one strict exact-match describe per entity at each live broker, so an
+        entity the broker does not hold is simply absent from that broker's state."""
+        gate = asyncio.Semaphore(EXACT_IN_FLIGHT)
+
+        async def main_one(entity: Entity) -> QuotaState:
+            async with gate:
+                return await self.describe(match_filter(entity.parts), strict=True)
+
+        main = _merged(await asyncio.gather(*(main_one(e) for e in entities)))
+        return [main, *await self._at_other_brokers(lambda a: self._describe_at(a, entities))]
+
+    async def _at_other_brokers(self, call: Callable[[str], Awaitable[T]]) -> list[T]:
+        """_at_other_brokers runs ``call`` for each live broker but the one in use. A broker
+        that fails now (down, restarting, answering an error) is left out: the main
+        connection's answer stands, and the next call asks it again."""
+        main = self.connected_to
+        answers: list[T] = []
+        for address in self._brokers.learned:
+            if address == main:
+                continue
+            try:
+                answers.append(await call(address))
+            except KafkaError as e:
+                log.info("broker %s skipped: %s", address, e)
+        return answers
+
+    async def _side_connection(self, address: str) -> BrokerConnection:
+        conn = self._side.get(address)
+        if conn is None or conn.closed:
+            with waiting_on(f"a connection to {address}"):
+                conn = await BrokerConnection.open(
+                    address, self._config, max_frame_bytes=self._max_frame
+                )
+            self._side[address] = conn
+        return conn
+
+    async def broker_connections(self) -> list[BrokerConnection]:
+        """broker_connections: the main connection, then one to each other live broker that
+        answers now (kept for the next call). For requests a broker answers only for itself:
+        its own configs, the groups it coordinates."""
+        return [await self._connection(), *await self._at_other_brokers(self._side_connection)]
+
+    async def _describe_at(self, address: str, entities: Sequence[Entity]) -> QuotaState:
+        """_describe_at describes ``entities`` (each by exact match) at one other broker."""
+        conn = await self._side_connection(address)
+        gate = asyncio.Semaphore(EXACT_IN_FLIGHT)
+
+        async def one(entity: Entity) -> QuotaState:
+            request = _filter_request(match_filter(entity.parts), strict=True)
+            async with gate:
+                return await _describe_on(conn, address, request)
+
+        return _merged(await asyncio.gather(*(one(e) for e in entities)))
+
+    async def _describe_all_at(self, address: str) -> QuotaState:
+        return await _describe_on(await self._side_connection(address), address, _DESCRIBE_ALL)
 
     async def describe_all(self) -> QuotaState:
         """describe_all returns every entity of the cluster, ip entities included."""
@@ -296,7 +449,13 @@ class AsyncQuotaAdmin:
 
     async def _request(self, api_key: int, body: dict[str, Any]) -> dict[str, Any]:
         conn = await self._connection()
-        return await conn.request(api_key, body)
+        with _waiting_for(api_key, conn):
+            return await conn.request(api_key, body)
+
+    async def _call(self, api_key: int, encode: BodyEncoder, decode: FrameDecoder[T]) -> T:
+        conn = await self._connection()
+        with _waiting_for(api_key, conn):
+            return await conn.call(api_key, encode, decode)
 
     async def alter(
         self, alterations: Sequence[QuotaAlteration], *, validate_only: bool
@@ -324,32 +483,18 @@ class AsyncQuotaAdmin:
         todo = chunk
         attempt = 0
         while True:
-            request = {
-                "Entries": [
-                    {
-                        "Entity": _entity_wire(a.entity),
-                        "Ops": [
-                            {
-                                "Key": op.key,
-                                "Value": 0.0 if op.remove or op.value is None else op.value,
-                                "Remove": op.remove,
-                            }
-                            for op in a.ops
-                        ],
-                    }
-                    for a in todo
-                ],
-                "ValidateOnly": validate_only,
-            }
-            body = await self._with_retries(
-                "AlterClientQuotas", functools.partial(self._request, ALTER_CLIENT_QUOTAS, request)
+            entries: list[AlterEntryResult] = await self._with_retries(
+                "AlterClientQuotas",
+                functools.partial(
+                    self._call,
+                    ALTER_CLIENT_QUOTAS,
+                    functools.partial(_alter_body, todo, validate_only),
+                    decode_alter_response,
+                ),
             )
-            answered: dict[Entity, tuple[int, str | None]] = {}
-            for entry in body["Entries"]:
-                answered[_entity_from_wire(entry["Entity"])] = (
-                    entry["ErrorCode"],
-                    entry.get("ErrorMessage") or None,
-                )
+            answered: dict[Entity, tuple[int, str | None]] = {
+                e.entity: (e.error_code, e.error_message or None) for e in entries
+            }
             retry: list[QuotaAlteration] = []
             for a in todo:
                 code, message = answered.get(
@@ -359,6 +504,7 @@ class AsyncQuotaAdmin:
                     retry.append(a)
                     continue
                 row = error_code(code)
+                message = self._authorization(code, message, ALTER_CLIENT_QUOTAS)
                 results[a.entity] = AlteredQuota(
                     a.entity, code, row.name, None if code == 0 else (message or row.message)
                 )
@@ -369,9 +515,50 @@ class AsyncQuotaAdmin:
             todo = retry
 
     async def close(self) -> None:
+        side, self._side = self._side, {}
+        for conn in side.values():
+            await conn.close()
         if self._conn is not None:
             await self._conn.close()
             self._conn = None
+
+
+def match_filter(parts: Iterable[tuple[str, str | None]]) -> list[FilterComponent]:
+    """match_filter matches each (type, name) part by name, or ``None`` the default of its
+    type; with ``strict`` and an entity's parts, that entity alone."""
+    return [
+        FilterComponent.default(t) if n is None else FilterComponent.exact(t, n) for t, n in parts
+    ]
+
+
+def _filter_request(components: Sequence[FilterComponent], strict: bool) -> dict[str, Any]:
+    return {
+        "Components": [
+            {"EntityType": c.entity_type, "MatchType": int(c.match_type), "Match": c.match}
+            for c in components
+        ],
+        "Strict": strict,
+    }
+
+
+async def _describe_on(conn: BrokerConnection, address: str, request: dict[str, Any]) -> QuotaState:
+    """_describe_on sends one describe on a side connection (no retries: the caller skips a
+    broker that fails and asks again at its next poll)."""
+    answer: DescribeAnswer = await conn.call(
+        DESCRIBE_CLIENT_QUOTAS,
+        lambda v: encode_body("DescribeClientQuotasRequest", v, request),
+        decode_describe_response,
+    )
+    if answer.error_code:
+        raise error_for(answer.error_code, answer.error_message, context=address)
+    return answer.state
+
+
+def _merged(states: Sequence[QuotaState]) -> QuotaState:
+    merged: QuotaState = {}
+    for state in states:
+        merged.update(state)
+    return merged
 
 
 class QuotaAdmin:
@@ -420,7 +607,13 @@ class QuotaAdmin:
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._runner is None:
             raise RuntimeError("use QuotaAdmin as a context manager: with QuotaAdmin(...) as a")
-        return self._runner.run(coro)
+        # The command's overall deadline (kquota.deadline) bounds every call, retries included.
+        return self._runner.run(within_deadline(coro))
+
+    def run(self, job: Callable[[AsyncQuotaAdmin], Coroutine[Any, Any, T]]) -> T:
+        """run runs ``job`` on the async core under the command's deadline: the door for
+        Kafka-layer modules beside this one (kquota.kafka.principal_rpcs)."""
+        return self._run(job(self._core))
 
     def describe(self, filter: Sequence[FilterComponent], strict: bool) -> QuotaState:
         """describe returns the entities matching ``filter`` (see :class:`FilterComponent`)."""
@@ -429,6 +622,23 @@ class QuotaAdmin:
     def describe_all(self) -> QuotaState:
         """describe_all returns every entity with quotas, ip entities included."""
         return self._run(self._core.describe_all())
+
+    def describe_each_broker(self) -> list[QuotaState]:
+        """describe_each_broker is describe_all at each live broker (see the async core)."""
+        return self._run(self._core.describe_each_broker())
+
+    def describe_entities_each_broker(self, entities: Sequence[Entity]) -> list[QuotaState]:
+        """describe_entities_each_broker reads only ``entities`` at each live broker."""
+        return self._run(self._core.describe_entities_each_broker(entities))
+
+    @property
+    def brokers(self) -> tuple[str, ...]:
+        """brokers: the cluster's live brokers as last learned (empty before connecting)."""
+        return self._core.brokers
+
+    @property
+    def connected_to(self) -> str | None:
+        return self._core.connected_to
 
     def cluster_id(self) -> str | None:
         """cluster_id is the cluster's id (DescribeCluster), or None on brokers before 2.8."""

@@ -29,9 +29,9 @@ import logging
 import random
 import ssl
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kquota import __version__
 from kquota.errors import UsageError
@@ -41,6 +41,7 @@ from kquota.kafka.errors import (
     UNSUPPORTED_VERSION,
     AuthenticationError,
     BrokerConnectionError,
+    DroppedAfterRequest,
     KafkaError,
     KafkaTimeoutError,
     UnsupportedVersionError,
@@ -49,13 +50,21 @@ from kquota.kafka.errors import (
 from kquota.kafka.protocol import (
     ALTER_CLIENT_QUOTAS,
     API_VERSIONS,
+    CONSUMER_GROUP_DESCRIBE,
+    DESCRIBE_ACLS,
     DESCRIBE_CLIENT_QUOTAS,
     DESCRIBE_CLUSTER,
+    DESCRIBE_CONFIGS,
+    DESCRIBE_GROUPS,
+    DESCRIBE_USER_SCRAM_CREDENTIALS,
+    LIST_GROUPS,
+    METADATA,
     SASL_AUTHENTICATE,
     SASL_HANDSHAKE,
     ProtocolError,
     decode_response,
     encode_request,
+    encode_request_header,
     supported_versions,
 )
 from kquota.kafka.sasl import OAuthBearer, Plain, SaslMechanism, Scram
@@ -77,10 +86,26 @@ API_NAMES = {
     DESCRIBE_CLIENT_QUOTAS: "DescribeClientQuotas",
     ALTER_CLIENT_QUOTAS: "AlterClientQuotas",
     DESCRIBE_CLUSTER: "DescribeCluster",
+    METADATA: "Metadata",
+    DESCRIBE_USER_SCRAM_CREDENTIALS: "DescribeUserScramCredentials",
+    DESCRIBE_ACLS: "DescribeAcls",
+    LIST_GROUPS: "ListGroups",
+    DESCRIBE_GROUPS: "DescribeGroups",
+    CONSUMER_GROUP_DESCRIBE: "ConsumerGroupDescribe",
+    DESCRIBE_CONFIGS: "DescribeConfigs",
 }
+
+T = TypeVar("T")
+BodyEncoder = Callable[[int], bytes]
+"""BodyEncoder gives a request body's bytes at the negotiated version."""
+FrameDecoder = Callable[[int, bytes], T]
+"""FrameDecoder reads a response frame (header included) at a version; raises ProtocolError."""
 
 _SIZE = struct.Struct(">i")
 _HANDSHAKE_APIS = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE})
+# Answers that do not count as the first real answer (see _lost): the handshake, and the
+# Metadata request every connection of QuotaAdmin starts with to learn the brokers.
+_SETUP_APIS = _HANDSHAKE_APIS | {METADATA}
 
 
 def backoff_seconds(attempt: int, base_ms: int, max_ms: int = MAX_BACKOFF_MS) -> float:
@@ -97,7 +122,8 @@ def backoff_seconds(attempt: int, base_ms: int, max_ms: int = MAX_BACKOFF_MS) ->
 class _Pending:
     api_key: int
     version: int
-    future: asyncio.Future[dict[str, Any]]
+    future: asyncio.Future[Any]
+    decode: FrameDecoder[Any] | None = None
 
 
 class BrokerConnection:
@@ -119,6 +145,7 @@ class BrokerConnection:
         self._next_id = 1
         self._pending: dict[int, _Pending] = {}
         self._answered = False
+        self._handshaking = True
         self._error: KafkaError | None = None
         self.broker_versions: dict[int, tuple[int, int]] = {}
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
@@ -164,6 +191,7 @@ class BrokerConnection:
         except BaseException:
             await conn.close()
             raise
+        conn._handshaking = False
         return conn
 
     @property
@@ -207,27 +235,64 @@ class BrokerConnection:
         future = self.send(api_key, body, version)
         return await self.wait(future, api_key, timeout_ms)
 
+    async def call(
+        self,
+        api_key: int,
+        encode: BodyEncoder,
+        decode: FrameDecoder[T],
+        *,
+        timeout_ms: int | None = None,
+    ) -> T:
+        """call is :meth:`request` with the caller's own codec (kquota.kafka.quotawire's
+        specialised ones): ``encode(version)`` gives the body's bytes and ``decode(version,
+        frame)`` reads the response, header included, straight into the caller's types."""
+        version = self.version_for(api_key)
+        future: asyncio.Future[T] = self._send(
+            api_key,
+            version,
+            lambda cid: (
+                encode_request_header(api_key, version, cid, self._config.client_id)
+                + encode(version)
+            ),
+            decode,
+        )
+        return await self.wait(future, api_key, timeout_ms)
+
     def send(
         self, api_key: int, body: Mapping[str, Any], version: int
     ) -> asyncio.Future[dict[str, Any]]:
         """send writes a request now and returns the future of its response body."""
+        return self._send(
+            api_key,
+            version,
+            lambda cid: encode_request(api_key, version, cid, self._config.client_id, body),
+            None,
+        )
+
+    def _send(
+        self,
+        api_key: int,
+        version: int,
+        frame_for: Callable[[int], bytes],
+        decode: FrameDecoder[T] | None,
+    ) -> asyncio.Future[T]:
         if self._error is not None:
             raise self._error
         correlation_id = self._next_id
         self._next_id = (self._next_id + 1) & 0x7FFFFFFF
         try:
-            frame = encode_request(api_key, version, correlation_id, self._config.client_id, body)
+            frame = frame_for(correlation_id)
         except ProtocolError as e:
             # Our own body did not fit the spec: a programming error, not the broker's.
             raise ValueError(f"cannot encode {API_NAMES.get(api_key, api_key)}: {e}") from e
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[correlation_id] = _Pending(api_key, version, future)
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._pending[correlation_id] = _Pending(api_key, version, future, decode)
         self._writer.write(_SIZE.pack(len(frame)) + frame)
         return future
 
     async def wait(
-        self, future: asyncio.Future[dict[str, Any]], api_key: int, timeout_ms: int | None = None
-    ) -> dict[str, Any]:
+        self, future: asyncio.Future[T], api_key: int, timeout_ms: int | None = None
+    ) -> T:
         """wait awaits a sent request's response; a timeout closes the connection."""
         ms = self._config.request_timeout_ms if timeout_ms is None else timeout_ms
         try:
@@ -285,7 +350,10 @@ class BrokerConnection:
                         "request is waiting for"
                     )
                 try:
-                    body = _decode(pending.api_key, pending.version, payload)
+                    if pending.decode is None:
+                        body = _decode(pending.api_key, pending.version, payload)
+                    else:
+                        body = pending.decode(pending.version, payload)
                 except ProtocolError as e:
                     # Put it back so that _fail reports the error to its waiter too.
                     self._pending[correlation_id] = pending
@@ -294,7 +362,7 @@ class BrokerConnection:
                     ) from None
                 if not pending.future.done():
                     pending.future.set_result(body)
-                if pending.api_key not in _HANDSHAKE_APIS:
+                if pending.api_key not in _SETUP_APIS:
                     self._answered = True
         except asyncio.IncompleteReadError as e:
             what = "mid-frame" if e.partial else ""
@@ -309,20 +377,23 @@ class BrokerConnection:
             self._writer.close()
 
     def _lost(self, message: str) -> BrokerConnectionError:
-        """_lost explains a dropped connection, with a hint when it died early.
+        """_lost explains a dropped connection, guessing at the configuration only when the
+        handshake is what failed.
 
-        Before the first answer past the handshake, a close is most often a configuration
-        mismatch: a broker answers ApiVersions on any listener, then hangs up on a client that
-        skipped SASL, and with TLS 1.3 a missing client certificate is only refused after the
-        handshake. After that answer, the connection was cut.
+        - During the handshake (ApiVersions, SASL), a close is a configuration mismatch: with
+          TLS 1.3 a missing client certificate is only refused after the TLS handshake.
+        - After the handshake but before any other answer, the close answered our first real
+          request. Either the listener wants SASL this client skipped (a broker answers
+          ApiVersions on any listener, then hangs up), or the broker refused that request's
+          content (a name longer than 32,767 bytes, say): only a probe on a fresh connection
+          tells which, so this is a :class:`DroppedAfterRequest` for the caller to probe.
+        - After that, the connection was cut.
         """
-        if self._answered:
-            return BrokerConnectionError(message)
-        hint = "wrong security.protocol for this listener, or the broker dropped us"
-        tls = self._config.security_protocol in ("SSL", "SASL_SSL")
-        if tls and self._config.ssl_certificate_location is None:
-            hint += "; if the listener requires client certificates, set ssl.certificate.location"
-        return BrokerConnectionError(f"{message} ({hint})")
+        if self._handshaking:
+            return BrokerConnectionError(f"{message} ({config_hint(self._config)})")
+        if not self._answered:
+            return DroppedAfterRequest(message)
+        return BrokerConnectionError(message)
 
     async def _negotiate(self) -> None:
         version = min(API_VERSIONS_VERSION, supported_versions(API_VERSIONS)[1])
@@ -366,6 +437,15 @@ class BrokerConnection:
                 raise AuthenticationError(resp["ErrorCode"], resp.get("ErrorMessage"), context=who)
             token = mechanism.respond(resp.get("AuthBytes") or b"")
         log.debug("authenticated: %s", who)
+
+
+def config_hint(config: ClientConfig) -> str:
+    """config_hint is what to check when a broker hangs up on this client's handshake."""
+    hint = "wrong security.protocol for this listener, or the broker dropped us"
+    tls = config.security_protocol in ("SSL", "SASL_SSL")
+    if tls and config.ssl_certificate_location is None:
+        hint += "; if the listener requires client certificates, set ssl.certificate.location"
+    return hint
 
 
 def _decode(api_key: int, version: int, payload: bytes) -> dict[str, Any]:

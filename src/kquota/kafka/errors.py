@@ -16,6 +16,7 @@ Exception tree (all :class:`~kquota.errors.KquotaError`, so the CLI prints one l
     │   └── AuthenticationError         58 / 33 / 34 (or the client rejected the server)
     ├── KafkaTimeoutError               a request got no answer in time
     └── BrokerConnectionError           cannot connect, connection lost, malformed bytes
+        └── DroppedAfterRequest         closed in answer to the first request past handshake
 
 Messages never contain passwords or tokens: the broker does not echo them and kquota builds
 its own messages only from names, addresses and codes.
@@ -59,6 +60,9 @@ _TABLE = (
         True,
         "The coordinator is loading and hence can't process requests.",
     ),
+    KafkaErrorCode("COORDINATOR_NOT_AVAILABLE", 15, True, "The coordinator is not available."),
+    KafkaErrorCode("NOT_COORDINATOR", 16, True, "This is not the correct coordinator."),
+    KafkaErrorCode("GROUP_AUTHORIZATION_FAILED", 30, False, "Group authorization failed."),
     KafkaErrorCode("CLUSTER_AUTHORIZATION_FAILED", 31, False, "Cluster authorization failed."),
     KafkaErrorCode(
         "UNSUPPORTED_SASL_MECHANISM",
@@ -85,7 +89,9 @@ _TABLE = (
     KafkaErrorCode(
         "POLICY_VIOLATION", 44, False, "Request parameters do not satisfy the configured policy."
     ),
+    KafkaErrorCode("SECURITY_DISABLED", 54, False, "Security features are disabled."),
     KafkaErrorCode("SASL_AUTHENTICATION_FAILED", 58, False, "SASL Authentication failed."),
+    KafkaErrorCode("GROUP_ID_NOT_FOUND", 69, False, "The group id does not exist."),
     KafkaErrorCode(
         "THROTTLING_QUOTA_EXCEEDED", 89, True, "The throttling quota has been exceeded."
     ),
@@ -97,6 +103,7 @@ NONE = 0
 UNKNOWN_SERVER_ERROR = -1
 REQUEST_TIMED_OUT = 7
 NETWORK_EXCEPTION = 13
+GROUP_AUTHORIZATION_FAILED = 30
 CLUSTER_AUTHORIZATION_FAILED = 31
 UNSUPPORTED_SASL_MECHANISM = 33
 ILLEGAL_SASL_STATE = 34
@@ -104,7 +111,9 @@ UNSUPPORTED_VERSION = 35
 NOT_CONTROLLER = 41
 INVALID_REQUEST = 42
 POLICY_VIOLATION = 44
+SECURITY_DISABLED = 54
 SASL_AUTHENTICATION_FAILED = 58
+GROUP_ID_NOT_FOUND = 69
 THROTTLING_QUOTA_EXCEEDED = 89
 
 
@@ -162,6 +171,12 @@ class KafkaTimeoutError(KafkaError):
 
 class BrokerConnectionError(KafkaError):
     """BrokerConnectionError: no connection, a lost one, or bytes that are not Kafka's."""
+
+
+class DroppedAfterRequest(BrokerConnectionError):
+    """DroppedAfterRequest: the broker closed a connection in answer to its first request
+    past the handshake. The admin probes a fresh connection to say why (a listener that wants
+    SASL, or a request the broker refused) rather than guess."""
 
 
 _BY_CODE: dict[int, type[KafkaApiError]] = {

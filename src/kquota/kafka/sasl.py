@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import scramp
-
 from kquota.kafka.errors import SASL_AUTHENTICATION_FAILED, AuthenticationError
 
 
@@ -53,8 +51,13 @@ class Scram:
     """Scram is SCRAM-SHA-256 or SCRAM-SHA-512 (no channel binding, as Kafka)."""
 
     def __init__(self, name: str, username: str, password: str) -> None:
+        # Imported here: scramp pulls in asn1crypto and importlib.metadata, a tenth of a
+        # second of start-up that every command not using SCRAM would pay.
+        import scramp
+
         self.name = name
         self._client = scramp.ScramClient([name], username, password)
+        self._scram_error = scramp.ScramException
         self._step = 0
 
     def __repr__(self) -> str:
@@ -74,7 +77,7 @@ class Scram:
             if self._step == 2:
                 self._client.set_server_final(challenge.decode())
                 return None
-        except (scramp.ScramException, UnicodeDecodeError) as e:
+        except (self._scram_error, UnicodeDecodeError) as e:
             # scramp's messages carry protocol details, never the password.
             raise AuthenticationError(
                 SASL_AUTHENTICATION_FAILED, f"{self.name}: the broker's SCRAM answer failed: {e}"

@@ -6,7 +6,7 @@ Nothing in this package does I/O; the CLI and engines feed it states and render 
 from kquota.plan.planner import plan
 from kquota.plan.policy import Policy, ScopeMatch
 from kquota.plan.resolver import Principal, Resolution, resolution_changes, resolve
-from kquota.plan.simulate import apply_plan
+from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Alteration, ChangeKind, IgnoredGroup, IgnoreReason, Op, Plan
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "Principal",
     "Resolution",
     "ScopeMatch",
-    "apply_plan",
+    "simulate_plan",
     "plan",
     "resolution_changes",
     "resolve",

@@ -21,6 +21,9 @@ Decisions (documented for operators in the config reference):
   always trips it, whatever the thresholds: that is the signature of a wrong path or a failed
   checkout. Only
   ``allow_mass_removal`` (``--allow-mass-removal``) overrides.
+- **Protected principals** (``protect``, :class:`ProtectMatch`): a plan that lowers or newly
+  imposes an effective quota on one stops like a mass removal (:mod:`kquota.plan.impact`
+  decides); only ``allow_protected_change`` (``--allow-protected-change``) overrides.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from dataclasses import dataclass
 from fnmatch import translate
 from typing import Literal
 
-from kquota.model import DEFAULT_NAME_DISPLAY, Entity
+from kquota.model import CLIENT_ID, DEFAULT_NAME_DISPLAY, IP, USER, Entity
+from kquota.plan.resolver import Principal
 from kquota.plan.types import Removals
 
 DEFAULT_MAX_REMOVALS = 10
@@ -89,6 +93,59 @@ class ScopeMatch:
         return {t: p.pattern for t, p in self.patterns}
 
 
+_GLOB = frozenset("*?[")
+PROTECT_TYPES = (USER, CLIENT_ID, IP)
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectMatch:
+    """ProtectMatch names protected principals (``policy.protect``, ``--protect``): each
+    type it gives is a glob, as in scopes, on that name of the principal. A principal
+    matches when it has every name the match gives and each matches; so ``{user: "svc-*"}``
+    protects every client of those users. A match without glob characters is also a
+    principal in its own right: it is resolved even when no source found it."""
+
+    patterns: tuple[tuple[str, NamePattern], ...]
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, str]) -> ProtectMatch:
+        """of reads ``{type: glob}``; ValueError naming what is wrong and what is allowed."""
+        if not mapping:
+            raise ValueError("a protected principal needs at least one of user, client-id, ip")
+        for t, pattern in mapping.items():
+            if t not in PROTECT_TYPES:
+                raise ValueError(
+                    f"unknown principal type {t!r}; allowed: {', '.join(PROTECT_TYPES)}"
+                )
+            if not isinstance(pattern, str) or not pattern:
+                raise ValueError(f"{t}: a name or glob is needed, e.g. svc-* (got {pattern!r})")
+            if pattern == DEFAULT_NAME_DISPLAY:
+                raise ValueError(
+                    f"{t}: {DEFAULT_NAME_DISPLAY} is an entity, not a principal; protect "
+                    "the principals by name or glob (e.g. *)"
+                )
+        items = Entity.of(dict(mapping)).parts  # canonical type order
+        return cls(tuple((t, NamePattern.of(p or "")) for t, p in items))
+
+    def matches(self, p: Principal) -> bool:
+        names = {USER: p.user, CLIENT_ID: p.client_id, IP: p.ip}
+        for t, pattern in self.patterns:
+            name = names[t]
+            if name is None or not pattern.matches(name):
+                return False
+        return True
+
+    def exact(self) -> Principal | None:
+        """exact is the principal this match names when it has no glob, else None."""
+        if any(_GLOB & set(p.pattern) for _, p in self.patterns):
+            return None
+        names = {t: p.pattern for t, p in self.patterns}
+        return Principal(names.get(USER), names.get(CLIENT_ID), names.get(IP))
+
+    def to_data(self) -> dict[str, str]:
+        return {t: p.pattern for t, p in self.patterns}
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     """Policy is the ownership and safety settings a plan is made under.
@@ -101,6 +158,8 @@ class Policy:
     max_removals: int = DEFAULT_MAX_REMOVALS
     max_removal_fraction: float = DEFAULT_MAX_REMOVAL_FRACTION
     allow_mass_removal: bool = False
+    protect: tuple[ProtectMatch, ...] = ()
+    allow_protected_change: bool = False
 
     @classmethod
     def build(
@@ -111,12 +170,24 @@ class Policy:
         max_removals: int = DEFAULT_MAX_REMOVALS,
         max_removal_fraction: float = DEFAULT_MAX_REMOVAL_FRACTION,
         allow_mass_removal: bool = False,
+        protect: Iterable[Mapping[str, str]] = (),
+        allow_protected_change: bool = False,
     ) -> Policy:
-        """build makes a Policy from the config's plain form of scope (``"all"`` or matches)."""
+        """build makes a Policy from the config's plain form of scope (``"all"`` or matches)
+        and of protected principals (``{type: glob}`` maps)."""
         matches = None if scope == "all" else tuple(ScopeMatch.of(m) for m in scope)
-        return cls(matches, prune, max_removals, max_removal_fraction, allow_mass_removal)
+        return cls(
+            matches,
+            prune,
+            max_removals,
+            max_removal_fraction,
+            allow_mass_removal,
+            tuple(ProtectMatch.of(m) for m in protect),
+            allow_protected_change,
+        )
 
     def in_scope(self, entity: Entity) -> bool:
+        """in_scope: the entity is owned under this policy (every entity without a scope)."""
         if self.scope is None:
             return True
         return any(m.matches(entity) for m in self.scope)

@@ -12,8 +12,8 @@ from kquota.model import QuotaState
 from kquota.plan.types import Plan
 
 
-def apply_plan(state: QuotaState, plan: Plan) -> QuotaState:
-    """apply_plan returns a new state; ``state`` is not modified."""
+def simulate_plan(state: QuotaState, plan: Plan) -> QuotaState:
+    """simulate_plan returns a new state; ``state`` is not modified."""
     result: QuotaState = dict(state)
     for alteration in plan.alterations:
         values = dict(result.get(alteration.entity, {}))

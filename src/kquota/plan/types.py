@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 from kquota.errors import KquotaError
 from kquota.model import Entity
+from kquota.plan.resolver import Principal, ResolutionChange, ResolvedQuota
 
 PLAN_FORMAT_VERSION = 1
 
@@ -161,6 +162,98 @@ class Removals:
     """In-scope entities in the snapshot."""
 
 
+class SourceCount(Protocol):
+    """SourceCount is what a principal-discovery source reported
+    (:class:`kquota.principals.model.SourceReport`): how many it found, or why not."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def found(self) -> int | None: ...
+
+    @property
+    def reason(self) -> str | None: ...
+
+    @property
+    def note(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PlanImpact:
+    """PlanImpact is a plan's blast radius (``--impact``, ``--principals``, protected
+    principals): every effective quota of a known principal the plan changes, what each
+    discovery source found, the broker's custom quota callback if any, and the protected
+    principals' verdict (:mod:`kquota.plan.impact`)."""
+
+    changes: tuple[ResolutionChange, ...]
+    sources: tuple[SourceCount, ...] = ()
+    principals: int = 0
+    """How many principals were resolved (found, listed and protected, each once)."""
+    quota_callback: str | None = None
+    protected: tuple[str, ...] = ()
+    """Why the plan may not be applied: one line per protected principal and key it lowers
+    or newly limits. Like the mass-removal guard's verdict it is kept when overridden."""
+    protected_change_allowed: bool = False
+    resolved: tuple[Principal, ...] = field(default=(), compare=False)
+    """The principals resolved (not in the contract beyond ``impact``): what apply resolves
+    again against the live cluster to recount the protected principals' verdict."""
+
+    @property
+    def stops(self) -> bool:
+        return bool(self.protected) and not self.protected_change_allowed
+
+    def to_data(self) -> dict[str, Any]:
+        """to_data is the additive part of the plan contract (only when impact was asked)."""
+        return {
+            "impact": [_change_data(c) for c in self.changes],
+            "impact_sources": [_source_data(r) for r in self.sources],
+            "impact_principals": self.principals,
+            "quota_callback": self.quota_callback,
+            "protected_violations": list(self.protected),
+            "protected_change_allowed": self.protected_change_allowed,
+        }
+
+
+IMPACT_FIELDS = (
+    "impact",
+    "impact_sources",
+    "impact_principals",
+    "quota_callback",
+    "protected_violations",
+    "protected_change_allowed",
+)
+"""The plan contract's additive top-level fields, present only when impact was computed."""
+
+
+def _source_data(r: SourceCount) -> dict[str, Any]:
+    data: dict[str, Any] = {"source": r.source, "found": r.found, "reason": r.reason}
+    if r.note:  # additive: what a source saw but could not count (e.g. a User:* ACL)
+        data["note"] = r.note
+    return data
+
+
+def _change_data(c: ResolutionChange) -> dict[str, Any]:
+    principal: dict[str, str] = {}
+    for name, value in (("user", c.principal.user), ("client-id", c.principal.client_id)):
+        if value is not None:
+            principal[name] = value
+    if c.principal.ip is not None:
+        principal["ip"] = c.principal.ip
+    return {
+        "principal": principal,
+        "key": c.key,
+        "before": _resolved_data(c.before),
+        "after": _resolved_data(c.after),
+    }
+
+
+def _resolved_data(q: ResolvedQuota | None) -> dict[str, Any]:
+    if q is None:
+        return {"value": None, "source": None}
+    return {"value": q.value, "source": q.source.to_json()}
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """Plan is the reviewed unit of change for one cluster.
@@ -185,6 +278,9 @@ class Plan:
     desired_digest: str | None = None
     kquota_version: str | None = None
     created_at: str | None = None
+    impact: PlanImpact | None = None
+    """The blast radius, when asked for or when principals are protected; None otherwise,
+    and then the JSON contract has none of :data:`IMPACT_FIELDS`."""
 
     @property
     def empty(self) -> bool:
@@ -192,7 +288,18 @@ class Plan:
 
     @property
     def applyable(self) -> bool:
-        return self.guard_violation is None or self.mass_removal_allowed
+        guard_ok = self.guard_violation is None or self.mass_removal_allowed
+        return guard_ok and not (self.impact is not None and self.impact.stops)
+
+    @property
+    def refusal(self) -> str | None:
+        """refusal is why this plan may not be applied, headed by the guard that stops it
+        (``mass-removal guard: …`` or ``protected principals: …``), or None."""
+        if self.guard_violation is not None and not self.mass_removal_allowed:
+            return f"mass-removal guard: {self.guard_violation}"
+        if self.impact is not None and self.impact.stops:
+            return "protected principals: " + "; ".join(self.impact.protected)
+        return None
 
     def count(self, kind: ChangeKind) -> int:
         return sum(1 for a in self.alterations if a.kind is kind)
@@ -241,11 +348,17 @@ class Plan:
             "created_at": self.created_at,
             "alterations": [a.to_data() for a in self.alterations],
             "summary": self.summary(),
+            **({} if self.impact is None else self.impact.to_data()),
         }
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Plan:
-        """from_data reads the JSON contract back; KquotaError if it is not a plan we read."""
+        """from_data reads the JSON contract back; KquotaError if it is not a plan we read.
+
+        It trusts its input: it is for kquota's own output held in memory (round trips). A plan
+        file from disk is untrusted and is read by :mod:`kquota.apply.planfile`, which checks
+        every field and rule first.
+        """
         if not isinstance(data, Mapping):
             raise KquotaError("not a kquota plan: expected a JSON object")
         version = data.get("format_version")

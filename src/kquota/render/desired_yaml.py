@@ -9,8 +9,10 @@ so export followed by plan shows no changes.
 
 YAML 1.1 (PyYAML) details handled here: a name that would not read back as the same string
 (``true``, ``010``, ``null``, anything with ``:`` or ``,`` ...) is double-quoted; a name that
-literally reads ``<default>`` is written ``{name: "<default>"}``; floats always carry a dot
-and a signed exponent (``1.0e-05``), because PyYAML reads ``1e-05`` as a string.
+literally reads ``<default>`` is written ``{name: "<default>"}``; a name with control or
+invisible characters or surrounding whitespace is written ``{name: "...", verbatim: true}``;
+floats always carry a dot and a signed exponent (``1.0e-05``), because PyYAML reads ``1e-05``
+as a string.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from collections.abc import Mapping
 
 import yaml
 
-from kquota.desired.units import format_byte_size
 from kquota.model import CLIENT_ID, DEFAULT_NAME_DISPLAY, IP, USER, Entity, sorted_entities
+from kquota.names import unusual_name
 from kquota.quotakeys import LONG_MAX, QUOTA_KEYS, ValueType
+from kquota.units import format_byte_size
 
 _GROUPS: tuple[tuple[tuple[str, ...], str], ...] = (
     ((USER,), "users"),
@@ -38,10 +41,19 @@ _STR_TAG = "tag:yaml.org,2002:str"
 
 def render_desired(state: Mapping[Entity, Mapping[str, float]], header: str = "") -> str:
     """render_desired writes a state as one desired-state YAML document."""
+    return render_desired_lines(state, header)[0]
+
+
+def render_desired_lines(
+    state: Mapping[Entity, Mapping[str, float]], header: str = ""
+) -> tuple[str, dict[int, Entity]]:
+    """render_desired_lines is :func:`render_desired` plus the entity on each entry line
+    (1-based; an entry's ``match`` and ``set`` lines), for checking what was written."""
+    at: dict[int, Entity] = {}
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     lines += ["apiVersion: kquota/v1", "kind: ClientQuotas"]
     if not state:
-        return "\n".join([*lines, "quotas: []"]) + "\n"
+        return "\n".join([*lines, "quotas: []"]) + "\n", at
     lines.append("quotas:")
     groups: dict[str, list[Entity]] = {}
     for entity in sorted_entities(state):
@@ -56,9 +68,10 @@ def render_desired(state: Mapping[Entity, Mapping[str, float]], header: str = ""
         first = False
         lines.append(f"  # {title}")
         for entity in members:
+            at[len(lines) + 1] = at[len(lines) + 2] = entity
             lines.append(f"  - match: {_match(entity)}")
             lines.append(f"    set: {_set(state[entity])}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", at
 
 
 def _group(types: tuple[str, ...]) -> str:
@@ -74,6 +87,8 @@ def _name(name: str | None) -> str:
         return DEFAULT_NAME_DISPLAY
     if name == DEFAULT_NAME_DISPLAY:
         return '{name: "<default>"}'
+    if unusual_name(name):
+        return "{name: " + _double_quoted(name) + ", verbatim: true}"
     return _scalar(name)
 
 

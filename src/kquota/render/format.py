@@ -19,9 +19,13 @@ _BINARY_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 _AMBIGUOUS = frozenset(',={}"')
 
 
-def number(value: float) -> str:
-    """number prints a quota value: whole numbers without ``.0``, else shortest repr."""
-    if value.is_integer():
+def number(value: float, *, long_range: bool = False) -> str:
+    """number prints a quota value: whole numbers without ``.0``, else shortest repr.
+
+    ``long_range``: whole numbers print as integers only below 2**63, as kafka-client-quotas
+    prints them (describe, resolve, a stale plan's values); larger ones in exponent form.
+    """
+    if value.is_integer() and (not long_range or abs(value) < 2**63):
         return str(int(value))
     return repr(value)
 
@@ -76,10 +80,16 @@ def safe_text(text: str) -> str:
     return "".join(out)
 
 
-def display_name(name: str | None) -> str:
-    """display_name shows an entity name: ``<default>`` for the default, escaped otherwise."""
+def display_name(name: str | None, *, as_yaml: bool = False) -> str:
+    """display_name shows an entity name: ``<default>`` for the default, escaped otherwise.
+
+    ``as_yaml``: a name literally ``<default>`` shows as the YAML that declares it, ``{name:
+    <default>}``, for messages about desired-state files (which point at that YAML).
+    """
     if name is None:
         return DEFAULT_NAME_DISPLAY
+    if as_yaml and name == DEFAULT_NAME_DISPLAY:
+        return "{name: <default>}"
     safe = safe_text(name)
     if (
         not name
@@ -91,6 +101,8 @@ def display_name(name: str | None) -> str:
     return safe
 
 
-def display_entity(entity: Entity) -> str:
-    """display_entity is the KIP-546 form ``{user=alice, client-id=<default>}``, made safe."""
-    return "{" + ", ".join(f"{safe_text(t)}={display_name(n)}" for t, n in entity.parts) + "}"
+def display_entity(entity: Entity, *, as_yaml: bool = False) -> str:
+    """display_entity is the KIP-546 form ``{user=alice, client-id=<default>}``, made safe
+    (``as_yaml``: see :func:`display_name`)."""
+    shown = (f"{safe_text(t)}={display_name(n, as_yaml=as_yaml)}" for t, n in entity.parts)
+    return "{" + ", ".join(shown) + "}"

@@ -4,8 +4,11 @@ A summary table first, then one table of ops (entity on its first row). Past
 :data:`FOLD_THRESHOLD` alterations, each change kind goes into its own ``<details>`` section
 so a large plan does not bury the conversation; past :data:`MAX_ROWS` op rows the rest is
 elided with a pointer to the JSON plan, keeping the comment under GitHub's size limit.
-Names are HTML-escaped inside ``<code>`` (a ``|`` would otherwise split a table cell and a
-backtick would end a code span), after control characters are escaped like everywhere else.
+With ``--impact``, a section lists every principal whose effective quota changes (in
+``<details>`` past :data:`FOLD_THRESHOLD` rows), where principals were found, and the
+protected principals' verdict. Names are HTML-escaped inside ``<code>`` (a ``|`` would
+otherwise split a table cell and a backtick would end a code span), after control
+characters are escaped like everywhere else.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from collections.abc import Sequence
 
 from kquota.model import Entity
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
-from kquota.plan.types import Alteration, ChangeKind, IgnoreReason, Op, Plan
+from kquota.plan.types import Alteration, ChangeKind, IgnoreReason, Op, Plan, PlanImpact
 from kquota.render.format import display_entity, safe_text, value_with_unit
+from kquota.render.text import source_line
 
 FOLD_THRESHOLD = 20
 MAX_ROWS = 1000
@@ -47,9 +51,79 @@ def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) 
     out += _summary(plan)
     if not plan.empty:
         out += _details(plan)
+    if plan.impact is not None:
+        out += _impact(plan.impact)
     if principal_changes:
         out += _principals(principal_changes)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _impact(impact: PlanImpact) -> list[str]:
+    changes = impact.changes
+    who = len({c.principal for c in changes})
+    out = ["#### Impact", ""]
+    if impact.protected:
+        items = "".join(f"<br>{_cell(safe_text(v))}" for v in impact.protected)
+        if impact.protected_change_allowed:
+            out += [
+                "> [!WARNING]",
+                f"> **Protected-principals guard overridden** (`--allow-protected-change`):{items}",
+                "",
+            ]
+        else:
+            out += [
+                "> [!CAUTION]",
+                "> **Protected principals:** the plan lowers or newly imposes their quotas; it "
+                f"will not be applied without `--allow-protected-change`.{items}",
+                "",
+            ]
+    if impact.quota_callback is not None:
+        out += [
+            "> [!WARNING]",
+            "> The broker runs a custom quota callback "
+            f"(<code>{_cell(safe_text(impact.quota_callback))}</code>): it may compute quotas "
+            "differently from what is shown here.",
+            "",
+        ]
+    if not changes:
+        out += [f"No effective quota changes for the {impact.principals} principals resolved.", ""]
+    else:
+        table = [
+            "| principal | key | before | after |",
+            "|---|---|---|---|",
+            *_impact_rows(changes),
+            "",
+        ]
+        head = (
+            f"{len(changes)} effective {_plural(len(changes), 'quota')} of {who} "
+            f"{_plural(who, 'principal')} change ({impact.principals} resolved)"
+        )
+        if len(changes) <= FOLD_THRESHOLD:
+            out += [head + ".", "", *table]
+        else:
+            out += [f"<details><summary>{head}</summary>", "", *table, "</details>", ""]
+    out.append("Principals from:")
+    out.append("")
+    out += [f"- {_cell(source_line(r))}" for r in impact.sources]
+    if not impact.sources:
+        out.append("- no source (protected principals only)")
+    out.append("")
+    return out
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
+
+
+def _impact_rows(changes: Sequence[ResolutionChange]) -> list[str]:
+    rows = [
+        f"| {_entity(c.principal.entity())} | {c.key} | {_resolved(c.before)} | "
+        f"{_resolved(c.after)} |"
+        for c in changes[:MAX_ROWS]
+    ]
+    if len(changes) > MAX_ROWS:
+        rows.append(f"| … {len(changes) - MAX_ROWS} more: see the JSON plan | | | |")
+    return rows
 
 
 def _summary(plan: Plan) -> list[str]:

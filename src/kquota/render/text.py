@@ -2,7 +2,9 @@
 
 Layout: one block per altered entity, headed by its change glyph (``+`` create, ``~`` update,
 ``-`` delete) and its KIP-546 form; under it one line per op. Then the totals, what was left
-alone, and the mass-removal guard's verdict. Plain ASCII apart from names; colour, if any, is
+alone, and the mass-removal guard's verdict; with ``--impact``, the principals whose effective
+quotas change (the first :data:`IMPACT_LINES`), where they were found, and the protected
+principals' verdict. Plain ASCII apart from names; colour, if any, is
 added by the CLI on top of this text, so the golden files stay the format.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
-from kquota.plan.types import ChangeKind, IgnoreReason, Op, Plan
+from kquota.plan.types import ChangeKind, IgnoreReason, Op, Plan, PlanImpact, SourceCount
 from kquota.render.format import display_entity, number, safe_text, value_with_unit
 
 _IGNORED_WORDS = {
@@ -36,6 +38,8 @@ def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) 
         lines.append(totals_line(plan))
     lines.extend(_left_alone(plan))
     lines.extend(_guard(plan))
+    if plan.impact is not None:
+        lines.extend(_impact(plan.impact))
     if principal_changes:
         lines.append("")
         lines.append("Effective quotas of the named principals:")
@@ -92,6 +96,68 @@ def _guard(plan: Plan) -> list[str]:
     ]
 
 
+IMPACT_LINES = 50
+"""Impact changes shown in a text plan; the rest are counted (the JSON plan has them all)."""
+
+
+def _impact(impact: PlanImpact) -> list[str]:
+    lines = [""]
+    changes = impact.changes
+    who = len({c.principal for c in changes})
+    if changes:
+        lines.append(
+            f"Impact: {len(changes)} effective {_quotas(len(changes))} of {who} "
+            f"{_principals(who)} change ({impact.principals} resolved):"
+        )
+        lines.extend(_principal_lines(changes[:IMPACT_LINES]))
+        if len(changes) > IMPACT_LINES:
+            lines.append(f"  … and {len(changes) - IMPACT_LINES} more, see --format json")
+    else:
+        lines.append(
+            f"Impact: no effective quota changes for the {impact.principals} "
+            f"{_principals(impact.principals)} resolved."
+        )
+    lines.append("Principals from:")
+    lines.extend(f"  {source_line(r)}" for r in impact.sources)
+    if not impact.sources:
+        lines.append("  no source (protected principals only)")
+    if impact.quota_callback is not None:
+        lines.append(
+            f"Warning: the broker runs a custom quota callback ({safe_text(impact.quota_callback)}"
+            "): it may compute quotas differently from what is shown here."
+        )
+    if impact.protected:
+        lines.append("")
+        if impact.protected_change_allowed:
+            lines.append("Protected-principals guard overridden (--allow-protected-change):")
+        else:
+            lines.append("Protected principals: the plan lowers or newly imposes their quotas:")
+        lines.extend(f"  {safe_text(v)}" for v in impact.protected)
+        if not impact.protected_change_allowed:
+            lines.append(
+                "This plan will not be applied; review it, then re-run with "
+                "--allow-protected-change."
+            )
+    return lines
+
+
+def source_line(r: SourceCount) -> str:
+    """source_line is one discovery source's report: how many it found, or why not."""
+    note = f" ({safe_text(r.note)})" if r.note else ""
+    if r.found is None:
+        why = safe_text(r.reason or "no reason given")
+        return f"{safe_text(r.source)}: could not look: {why}{note}"
+    return f"{safe_text(r.source)}: {r.found} found{note}"
+
+
+def _quotas(n: int) -> str:
+    return "quota" if n == 1 else "quotas"
+
+
+def _principals(n: int) -> str:
+    return "principal" if n == 1 else "principals"
+
+
 def _principal_lines(changes: Sequence[ResolutionChange]) -> list[str]:
     lines: list[str] = []
     current = None
@@ -120,4 +186,14 @@ def render_resolution(resolution: Resolution) -> str:
             lines.append(f"{key}=unlimited")
         else:
             lines.append(f"{key}={number(q.value)} {display_entity(q.source)}")
+    if resolution.quota_callback is not None:
+        lines.append(callback_note(resolution.quota_callback))
     return "\n".join(lines) + "\n"
+
+
+def callback_note(callback: str) -> str:
+    """callback_note says that quotas shown by Kafka's default rules may not be the broker's."""
+    return (
+        f"note: the brokers run a custom quota callback ({safe_text(callback)}); they may "
+        "compute quotas differently from Kafka's default rules used here"
+    )

@@ -11,6 +11,7 @@ import pytest
 from protocol_testlib import bits, f64, framed
 
 import kquota.kafka.protocol as kp
+from kquota.kafka.protocol.schema import SpecError, parse_message
 from kquota.kafka.protocol.specs import registry
 
 # ---- KAFKA-QUOTA-SEMANTICS.md §1.9 (hand-built, size prefix included) ------------------------
@@ -381,11 +382,25 @@ def test_every_spec_loads_with_the_expected_ranges() -> None:
         "AlterClientQuotasRequest": "0-1",
         "AlterClientQuotasResponse": "0-1",
         "ApiVersionsRequest": "0-4",
+        "ConsumerGroupDescribeRequest": "0-1",
+        "ConsumerGroupDescribeResponse": "0-1",
+        "DescribeAclsRequest": "1-3",
+        "DescribeAclsResponse": "1-3",
+        "DescribeConfigsRequest": "1-4",
+        "DescribeConfigsResponse": "1-4",
+        "DescribeGroupsRequest": "0-6",
+        "DescribeGroupsResponse": "0-6",
+        "DescribeUserScramCredentialsRequest": "0-0",
+        "DescribeUserScramCredentialsResponse": "0-0",
+        "ListGroupsRequest": "0-5",
+        "ListGroupsResponse": "0-5",
         "ApiVersionsResponse": "0-4",
         "DescribeClusterRequest": "0-2",
         "DescribeClusterResponse": "0-2",
         "DescribeClientQuotasRequest": "0-1",
         "DescribeClientQuotasResponse": "0-1",
+        "MetadataRequest": "0-13",
+        "MetadataResponse": "0-13",
         "RequestHeader": "1-2",
         "ResponseHeader": "0-1",
         "SaslAuthenticateRequest": "0-2",
@@ -396,6 +411,13 @@ def test_every_spec_loads_with_the_expected_ranges() -> None:
     flexible = {name: str(s.flexible_versions) for name, s in specs.items()}
     assert flexible["SaslHandshakeRequest"] == "none"
     assert flexible["ApiVersionsResponse"] == "3+"
+    assert flexible["MetadataRequest"] == flexible["MetadataResponse"] == "9+"
+    assert flexible["DescribeUserScramCredentialsRequest"] == "0+"
+    assert flexible["ConsumerGroupDescribeResponse"] == "0+"
+    assert flexible["DescribeAclsRequest"] == flexible["DescribeAclsResponse"] == "2+"
+    assert flexible["DescribeConfigsRequest"] == flexible["DescribeConfigsResponse"] == "4+"
+    assert flexible["DescribeGroupsRequest"] == flexible["DescribeGroupsResponse"] == "5+"
+    assert flexible["ListGroupsRequest"] == flexible["ListGroupsResponse"] == "3+"
 
 
 def test_public_surface_is_sorted_and_importable() -> None:
@@ -425,3 +447,27 @@ def test_large_payload_decodes_and_restores_gc_state() -> None:
         assert not gc.isenabled(), "a caller's disabled GC must stay disabled"
     finally:
         gc.enable()
+
+
+def test_a_single_struct_field_defaults_to_its_fields_defaults() -> None:
+    """ConsumerGroupDescribe's Assignment is one struct, not an array: left out on encode it
+    is written as an empty struct, as the Java client writes a fresh Assignment."""
+    body = {"Groups": [{"GroupId": "g", "Members": [{"MemberId": "m", "ClientId": "c"}]}]}
+    decoded = kp.decode_body(
+        "ConsumerGroupDescribeResponse", 1, kp.encode_body("ConsumerGroupDescribeResponse", 1, body)
+    )
+    member = decoded["Groups"][0]["Members"][0]
+    assert member["Assignment"] == member["TargetAssignment"] == {"TopicPartitions": []}
+    assert member["MemberType"] == -1
+
+
+def test_a_struct_type_without_fields_is_a_spec_error() -> None:
+    doc = {
+        "apiKey": 1000,
+        "type": "response",
+        "name": "X",
+        "validVersions": "0",
+        "fields": [{"name": "A", "type": "Assignment", "versions": "0+"}],
+    }
+    with pytest.raises(SpecError, match=r"X\.A: unknown type 'Assignment'"):
+        parse_message(doc, "X.json")

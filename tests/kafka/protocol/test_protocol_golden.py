@@ -36,6 +36,20 @@ def test_golden_table_covers_the_issue() -> None:
         *((f"ApiVersions{k}", v) for k in ("Request", "Response") for v in range(5)),
         *((f"SaslHandshake{k}", v) for k in ("Request", "Response") for v in range(2)),
         *((f"SaslAuthenticate{k}", v) for k in ("Request", "Response") for v in range(3)),
+        # Principal discovery (--impact): every version the spec allows, requests and responses.
+        *(
+            (f"{m}{kind}", v)
+            for m, versions in (
+                ("DescribeUserScramCredentials", range(1)),
+                ("DescribeAcls", range(1, 4)),
+                ("ListGroups", range(6)),
+                ("DescribeGroups", range(7)),
+                ("ConsumerGroupDescribe", range(2)),
+                ("DescribeConfigs", range(1, 5)),
+            )
+            for kind in ("Request", "Response")
+            for v in versions
+        ),
         ("RequestHeader", 1),
         ("RequestHeader", 2),
         ("ResponseHeader", 0),

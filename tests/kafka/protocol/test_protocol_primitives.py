@@ -233,3 +233,29 @@ def test_array_error_names_the_index() -> None:
     with pytest.raises(FieldError) as info:
         codec[0](bytes.fromhex("00000002 0001 00".replace(" ", "")), 0)
     assert info.value.path == ["[1]"]
+
+
+UUIDS = [
+    # Kafka's string form of a Uuid: its 16 bytes in URL-safe base64 without padding.
+    ("AAAAAAAAAAAAAAAAAAAAAA", "00" * 16),
+    ("b1Fu0Mq6RNWzRWtpA7mXkg", "6f516ed0caba44d5b3456b6903b99792"),
+    ("_____________________w", "ff" * 16),
+]
+
+
+@pytest.mark.parametrize(("text", "hex_bytes"), UUIDS)
+def test_uuid_is_sixteen_raw_bytes_shown_as_kafka_prints_it(text: str, hex_bytes: str) -> None:
+    codec = p.FIXED["uuid"]
+    assert _encode(codec, text).hex() == hex_bytes
+    assert _decode_all(codec, bytes.fromhex(hex_bytes)) == text
+
+
+@pytest.mark.parametrize("value", ["", "AAAA", "not a uuid at all!!!!!", None, b"\0" * 16])
+def test_uuid_rejects_anything_but_the_string_form(value: Any) -> None:
+    with pytest.raises(FieldError, match="expected a Uuid"):
+        _encode(p.FIXED["uuid"], value)
+
+
+def test_uuid_truncated() -> None:
+    with pytest.raises(FieldError, match="truncated"):
+        p.FIXED["uuid"][0](b"\0" * 15, 0)

@@ -51,6 +51,7 @@ _ZERO: dict[str, Any] = {
     "bool": False,
     "string": "",
     "bytes": b"",
+    "uuid": "AAAAAAAAAAAAAAAAAAAAAA",  # Kafka's zero Uuid in its string form
 }
 
 
@@ -75,6 +76,11 @@ class _Tagged:
 
 def _default_factory(field: FieldSpec, version: int) -> Callable[[], Any]:
     """_default_factory gives fresh defaults, so a decoded ``[]`` is never a shared list."""
+    if field.is_struct:
+        parts = [
+            (f.name, _default_factory(f, version)) for f in field.fields if version in f.versions
+        ]
+        return lambda: {name: make() for name, make in parts}
     if field.has_default:
         value = field.default
     elif version in field.nullable_versions:
@@ -114,6 +120,8 @@ def _compile_field(field: FieldSpec, version: int, flexible: bool) -> _Compiled:
             (element.decode, element.encode), element.min_size, compact, nullable
         )
         return _Compiled(dec, enc, 1 if compact else 4)
+    if field.is_struct:
+        return _compile_struct(field.fields, version, flexible)
     return _compile_primitive(field.type, compact, nullable)
 
 

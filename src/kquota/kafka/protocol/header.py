@@ -64,20 +64,24 @@ def encode_request(
     body: Mapping[str, Any],
 ) -> bytes:
     """encode_request builds header + body for a request (no size prefix)."""
-    body_c = body_codec(api_key, "request", api_version)
-    header_c = message_codec("RequestHeader", 2 if body_c.flexible else 1)
-    out = bytearray()
-    header_c.encode_into(
+    out = bytearray(encode_request_header(api_key, api_version, correlation_id, client_id))
+    body_codec(api_key, "request", api_version).encode_into(body, out)
+    return bytes(out)
+
+
+def encode_request_header(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None
+) -> bytes:
+    """encode_request_header is the request header alone, for a body encoded elsewhere."""
+    flexible = body_codec(api_key, "request", api_version).flexible
+    return message_codec("RequestHeader", 2 if flexible else 1).encode(
         {
             "RequestApiKey": api_key,
             "RequestApiVersion": api_version,
             "CorrelationId": correlation_id,
             "ClientId": client_id,
-        },
-        out,
+        }
     )
-    body_c.encode_into(body, out)
-    return bytes(out)
 
 
 def decode_request(payload: bytes) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -17,6 +17,8 @@ bit for bit; the codec never inspects or normalises a value.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -66,6 +68,24 @@ def _fixed(fmt: str, type_name: str) -> tuple[Decoder, Encoder]:
     return decode, encode
 
 
+def decode_uuid(buf: bytes, pos: int) -> tuple[Any, int]:
+    """decode_uuid yields Kafka's string form of a Uuid (URL-safe base64, no padding)."""
+    raw = buf[pos : pos + 16]
+    if len(raw) < 16:
+        raise truncated(16, len(buf) - pos)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("="), pos + 16
+
+
+def encode_uuid(value: Any, out: bytearray) -> None:
+    try:
+        raw = base64.urlsafe_b64decode(value + "==") if isinstance(value, str) else b""
+    except (ValueError, binascii.Error):
+        raw = b""
+    if len(raw) != 16:
+        raise FieldError(f"expected a Uuid as 22 URL-safe base64 characters, got {value!r}")
+    out += raw
+
+
 FIXED: dict[str, tuple[Decoder, Encoder]] = {
     "int8": _fixed(">b", "int8"),
     "int16": _fixed(">h", "int16"),
@@ -73,8 +93,18 @@ FIXED: dict[str, tuple[Decoder, Encoder]] = {
     "int64": _fixed(">q", "int64"),
     "uint16": _fixed(">H", "uint16"),
     "float64": _fixed(">d", "float64"),
+    "uuid": (decode_uuid, encode_uuid),
 }
-FIXED_SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint16": 2, "float64": 8, "bool": 1}
+FIXED_SIZE = {
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "uint16": 2,
+    "float64": 8,
+    "bool": 1,
+    "uuid": 16,
+}
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 

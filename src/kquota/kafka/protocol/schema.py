@@ -14,6 +14,9 @@ Decisions:
   less surprising "nothing there".)
 * A field-level ``flexibleVersions`` narrows the message's flexible versions for that one field;
   only ``RequestHeader.ClientId`` uses it (``"none"``: always an INT16 length).
+* A field whose type is a name (not a primitive, not ``[]...``) is a single struct, with its
+  fields nested in the spec (Kafka keeps them in ``commonStructs``; inline keeps one lookup
+  rule). It is never null here; its default is a struct of its fields' defaults.
 * ``ignorable`` and ``mapKey`` are accepted for fidelity to Kafka's shape and do not change the
   encoding: fields outside a version are ignored on encode whether or not they are ignorable.
 """
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PRIMITIVE_TYPES = frozenset(
-    {"int8", "int16", "int32", "int64", "uint16", "float64", "bool", "string", "bytes"}
+    {"int8", "int16", "int32", "int64", "uint16", "float64", "bool", "string", "bytes", "uuid"}
 )
 
 _FIELD_KEYS = frozenset(
@@ -127,6 +130,11 @@ class FieldSpec:
     def is_struct_array(self) -> bool:
         return self.is_array and self.element not in PRIMITIVE_TYPES
 
+    @property
+    def is_struct(self) -> bool:
+        """is_struct: a single struct (not an array of them)."""
+        return not self.is_array and self.type not in PRIMITIVE_TYPES
+
 
 @dataclass(frozen=True, slots=True)
 class MessageSpec:
@@ -200,12 +208,14 @@ def _parse_field(raw: Any, where: str) -> FieldSpec:
         if not sub:
             raise SpecError(f"{here}: struct array {type_} needs nested fields")
         fields = _parse_fields(sub, here)
+    elif element is None and type_ not in PRIMITIVE_TYPES:
+        if not sub:
+            raise SpecError(f"{here}: unknown type {type_!r} (a struct needs nested fields)")
+        fields = _parse_fields(sub, here)
     elif sub:
-        raise SpecError(f"{here}: only struct arrays may have nested fields")
+        raise SpecError(f"{here}: only structs and struct arrays may have nested fields")
     else:
         fields = ()
-    if element is None and type_ not in PRIMITIVE_TYPES:
-        raise SpecError(f"{here}: unknown type {type_!r}")
     nullable = Versions.parse(raw.get("nullableVersions", "none"))
     if nullable != NO_VERSIONS and element is None and type_ not in _NULLABLE_TYPES:
         raise SpecError(f"{here}: {type_} can never be null")

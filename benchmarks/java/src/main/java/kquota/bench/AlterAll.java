@@ -60,19 +60,27 @@ public final class AlterAll {
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "600000");
     try (Admin admin = Admin.create(props)) {
       if (mode.equals("validate-commit")) {
+        long began = System.nanoTime();
         int failed = pass(admin, chunks, true);
-        System.err.println("validated=" + (entities - failed) + " failed=" + failed);
+        System.err.println(
+            "validated=" + (entities - failed) + " failed=" + failed + " ms=" + msSince(began));
         if (failed > 0) {
           System.exit(1);
         }
       }
+      long began = System.nanoTime();
       int failed = pass(admin, chunks, false);
       System.err.println(
-          "committed=" + (entities - failed) + " failed=" + failed + " chunks=" + chunks.size());
+          "committed=" + (entities - failed) + " failed=" + failed + " chunks=" + chunks.size()
+              + " ms=" + msSince(began));
       if (failed > 0) {
         System.exit(1);
       }
     }
+  }
+
+  private static long msSince(long began) {
+    return (System.nanoTime() - began) / 1_000_000;
   }
 
   /** pass sends every chunk, then waits for every entity; returns the number that failed. */

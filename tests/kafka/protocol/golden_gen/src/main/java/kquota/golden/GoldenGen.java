@@ -31,6 +31,21 @@ import org.apache.kafka.common.message.SaslHandshakeRequestData;
 import org.apache.kafka.common.message.SaslHandshakeResponseData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.message.ConsumerGroupDescribeRequestData;
+import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
+import org.apache.kafka.common.message.DescribeAclsRequestData;
+import org.apache.kafka.common.message.DescribeAclsResponseData;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsRequestData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.DescribeUserScramCredentialsRequestData;
+import org.apache.kafka.common.message.DescribeUserScramCredentialsResponseData;
+import org.apache.kafka.common.message.ListGroupsRequestData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
@@ -78,6 +93,13 @@ public final class GoldenGen {
         g.apiVersions();
         g.sasl();
         g.describeCluster();
+        g.metadata();
+        g.scramUsers();
+        g.describeAcls();
+        g.listGroups();
+        g.describeGroups();
+        g.consumerGroupDescribe();
+        g.describeConfigs();
         g.headers();
         g.frames();
         System.out.println("golden-gen: wrote " + g.names.size() + " cases to " + out);
@@ -337,6 +359,300 @@ public final class GoldenGen {
         }
     }
 
+    // ---- Metadata: the brokers kquota can fail over to ---------------------------------------
+
+    private static final Uuid TOPIC_ID = Uuid.fromString("b1Fu0Mq6RNWzRWtpA7mXkg");
+
+    private void metadata() throws IOException {
+        for (short v = 0; v <= 13; v++) {
+            // kquota's own request: no topics (v0 has no way to say "none": [] means all).
+            MetadataRequestData none = new MetadataRequestData()
+                    .setTopics(new ArrayList<>());
+            if (v >= 4) {
+                none.setAllowAutoTopicCreation(false);
+            }
+            emit("metadata_no_topics", none, v);
+            MetadataRequestData.MetadataRequestTopic topic =
+                    new MetadataRequestData.MetadataRequestTopic().setName("quotas-demo");
+            MetadataRequestData named = new MetadataRequestData().setTopics(List.of(topic));
+            if (v >= 8) {
+                named.setIncludeTopicAuthorizedOperations(true);
+            }
+            if (v >= 8 && v <= 10) {
+                named.setIncludeClusterAuthorizedOperations(true);
+            }
+            emit("metadata_one_topic", named, v);
+            if (v >= 1) {
+                emit("metadata_all_topics", new MetadataRequestData().setTopics(null), v);
+            }
+
+            MetadataResponseData.MetadataResponseBrokerCollection brokers =
+                    new MetadataResponseData.MetadataResponseBrokerCollection();
+            brokers.add(new MetadataResponseData.MetadataResponseBroker()
+                    .setNodeId(1).setHost("127.0.0.1").setPort(9092).setRack(null));
+            brokers.add(new MetadataResponseData.MetadataResponseBroker()
+                    .setNodeId(3).setHost("broker-3.example").setPort(19092).setRack("rack-b"));
+            MetadataResponseData.MetadataResponsePartition partition =
+                    new MetadataResponseData.MetadataResponsePartition()
+                            .setErrorCode((short) 0).setPartitionIndex(0).setLeaderId(3)
+                            .setLeaderEpoch(7).setReplicaNodes(List.of(3, 1))
+                            .setIsrNodes(List.of(3)).setOfflineReplicas(List.of(1));
+            MetadataResponseData.MetadataResponseTopicCollection topics =
+                    new MetadataResponseData.MetadataResponseTopicCollection();
+            MetadataResponseData.MetadataResponseTopic t =
+                    new MetadataResponseData.MetadataResponseTopic()
+                            .setErrorCode((short) 0).setName("quotas-demo").setIsInternal(false)
+                            .setPartitions(List.of(partition));
+            if (v >= 10) {
+                t.setTopicId(TOPIC_ID);
+            }
+            if (v >= 8) {
+                t.setTopicAuthorizedOperations(0x0df8);
+            }
+            topics.add(t);
+            MetadataResponseData resp = new MetadataResponseData()
+                    .setThrottleTimeMs(0).setBrokers(brokers).setClusterId("CCQ4QSgLbJDcYlJVZkNqvA")
+                    .setControllerId(3).setTopics(topics);
+            emit("metadata_brokers", resp, v);
+            MetadataResponseData.MetadataResponseBrokerCollection one =
+                    new MetadataResponseData.MetadataResponseBrokerCollection();
+            one.add(new MetadataResponseData.MetadataResponseBroker()
+                    .setNodeId(2).setHost("127.0.0.1").setPort(39092));
+            MetadataResponseData bare = new MetadataResponseData().setBrokers(one)
+                    .setClusterId(null).setControllerId(-1);
+            if (v >= 13) {
+                bare.setErrorCode((short) 0);
+            }
+            emit("metadata_no_cluster_id", bare, v);
+        }
+    }
+
+    // ---- principal discovery (--impact): SCRAM users, ACL principals, group members -----------
+
+    private void scramUsers() throws IOException {
+        short v = 0;
+        emit("scram_all_users", new DescribeUserScramCredentialsRequestData().setUsers(null), v);
+        emit("scram_named_users", new DescribeUserScramCredentialsRequestData().setUsers(List.of(
+                new DescribeUserScramCredentialsRequestData.UserName().setName("alice"),
+                new DescribeUserScramCredentialsRequestData.UserName()
+                        .setName("\u00fcn\u00efc\u00f8d\u00e9"))), v);
+        emit("scram_users", new DescribeUserScramCredentialsResponseData()
+                .setThrottleTimeMs(0).setErrorCode((short) 0).setErrorMessage(null)
+                .setResults(List.of(
+                        new DescribeUserScramCredentialsResponseData.DescribeUserScramCredentialsResult()
+                                .setUser("alice").setErrorCode((short) 0).setErrorMessage(null)
+                                .setCredentialInfos(List.of(
+                                        new DescribeUserScramCredentialsResponseData.CredentialInfo()
+                                                .setMechanism((byte) 1).setIterations(4096),
+                                        new DescribeUserScramCredentialsResponseData.CredentialInfo()
+                                                .setMechanism((byte) 2).setIterations(8192))),
+                        new DescribeUserScramCredentialsResponseData.DescribeUserScramCredentialsResult()
+                                .setUser("ghost").setErrorCode((short) 91)
+                                .setErrorMessage("Attempt to describe a user credential that does not exist")
+                                .setCredentialInfos(List.of()))), v);
+        emit("scram_denied", new DescribeUserScramCredentialsResponseData()
+                .setThrottleTimeMs(3).setErrorCode((short) 31)
+                .setErrorMessage("Cluster authorization failed.").setResults(List.of()), v);
+    }
+
+    private void describeAcls() throws IOException {
+        for (short v = 1; v <= 3; v++) {
+            // kquota's own filter: ANY resource, ANY pattern, any principal/host, ANY op/permission.
+            emit("acls_match_any", new DescribeAclsRequestData().setResourceTypeFilter((byte) 1)
+                    .setResourceNameFilter(null).setPatternTypeFilter((byte) 1)
+                    .setPrincipalFilter(null).setHostFilter(null).setOperation((byte) 1)
+                    .setPermissionType((byte) 1), v);
+            emit("acls_named", new DescribeAclsRequestData().setResourceTypeFilter((byte) 2)
+                    .setResourceNameFilter("payments").setPatternTypeFilter((byte) 3)
+                    .setPrincipalFilter("User:alice").setHostFilter("*").setOperation((byte) 3)
+                    .setPermissionType((byte) 3), v);
+            emit("acls_bindings", new DescribeAclsResponseData().setThrottleTimeMs(0)
+                    .setErrorCode((short) 0).setErrorMessage(null).setResources(List.of(
+                            new DescribeAclsResponseData.DescribeAclsResource()
+                                    .setResourceType((byte) 2).setResourceName("payments")
+                                    .setPatternType((byte) 3).setAcls(List.of(
+                                            acl("User:alice", "*", 3, 3),
+                                            acl("User:*", "10.0.0.1", 2, 2))),
+                            new DescribeAclsResponseData.DescribeAclsResource()
+                                    .setResourceType((byte) 3).setResourceName("app-")
+                                    .setPatternType((byte) 4).setAcls(List.of(
+                                            acl("User:CN=svc,OU=kafka", "*", 3, 3))))), v);
+            emit("acls_security_disabled", new DescribeAclsResponseData().setThrottleTimeMs(0)
+                    .setErrorCode((short) 54).setErrorMessage("No Authorizer is configured.")
+                    .setResources(List.of()), v);
+        }
+    }
+
+    private static DescribeAclsResponseData.AclDescription acl(
+            String principal, String host, int operation, int permission) {
+        return new DescribeAclsResponseData.AclDescription().setPrincipal(principal)
+                .setHost(host).setOperation((byte) operation).setPermissionType((byte) permission);
+    }
+
+    private void listGroups() throws IOException {
+        for (short v = 0; v <= 5; v++) {
+            ListGroupsRequestData req = new ListGroupsRequestData();
+            if (v >= 4) {
+                req.setStatesFilter(List.of());
+            }
+            if (v >= 5) {
+                req.setTypesFilter(List.of());
+            }
+            emit("list_groups_all", req, v);
+            if (v >= 4) {
+                emit("list_groups_stable", new ListGroupsRequestData()
+                        .setStatesFilter(List.of("Stable", "PreparingRebalance")), v);
+            }
+            ListGroupsResponseData.ListedGroup a = new ListGroupsResponseData.ListedGroup()
+                    .setGroupId("orders").setProtocolType("consumer");
+            ListGroupsResponseData.ListedGroup b = new ListGroupsResponseData.ListedGroup()
+                    .setGroupId("connect-sink").setProtocolType("");
+            if (v >= 4) {
+                a.setGroupState("Stable");
+                b.setGroupState("Empty");
+            }
+            if (v >= 5) {
+                a.setGroupType("consumer");
+                b.setGroupType("classic");
+            }
+            emit("list_groups", new ListGroupsResponseData().setThrottleTimeMs(v >= 1 ? 2 : 0)
+                    .setErrorCode((short) 0).setGroups(List.of(a, b)), v);
+            emit("list_groups_denied", new ListGroupsResponseData().setThrottleTimeMs(0)
+                    .setErrorCode((short) 31).setGroups(List.of()), v);
+        }
+    }
+
+    private void describeGroups() throws IOException {
+        byte[] meta = new byte[] {0, 3, 0, 0, 0, 1, 0, 6, 'o', 'r', 'd', 'e', 'r', 's'};
+        byte[] assignment = new byte[] {0, 3, 0, 0, 0, 0};
+        for (short v = 0; v <= 6; v++) {
+            DescribeGroupsRequestData req = new DescribeGroupsRequestData()
+                    .setGroups(List.of("orders", "connect-sink"));
+            if (v >= 3) {
+                req.setIncludeAuthorizedOperations(false);
+            }
+            emit("describe_groups", req, v);
+            DescribeGroupsResponseData.DescribedGroupMember m =
+                    new DescribeGroupsResponseData.DescribedGroupMember()
+                            .setMemberId("orders-app-1-5b7c").setClientId("orders-app")
+                            .setClientHost("/127.0.0.1").setMemberMetadata(meta)
+                            .setMemberAssignment(assignment);
+            if (v >= 4) {
+                m.setGroupInstanceId("orders-0");
+            }
+            DescribeGroupsResponseData.DescribedGroup stable =
+                    new DescribeGroupsResponseData.DescribedGroup().setErrorCode((short) 0)
+                            .setGroupId("orders").setGroupState("Stable")
+                            .setProtocolType("consumer").setProtocolData("range")
+                            .setMembers(List.of(m));
+            DescribeGroupsResponseData.DescribedGroup other =
+                    new DescribeGroupsResponseData.DescribedGroup().setErrorCode((short) 69)
+                            .setGroupId("kip848").setGroupState("Dead").setProtocolType("")
+                            .setProtocolData("").setMembers(List.of());
+            if (v >= 3) {
+                stable.setAuthorizedOperations(-2147483648);
+                other.setAuthorizedOperations(-2147483648);
+            }
+            if (v >= 6) {
+                other.setErrorMessage("Group kip848 is not a classic group.");
+            }
+            emit("describe_groups", new DescribeGroupsResponseData()
+                    .setThrottleTimeMs(v >= 1 ? 4 : 0).setGroups(List.of(stable, other)), v);
+        }
+    }
+
+    private static ConsumerGroupDescribeResponseData.Assignment cgAssignment(int... partitions) {
+        List<Integer> ps = new ArrayList<>();
+        for (int p : partitions) {
+            ps.add(p);
+        }
+        return new ConsumerGroupDescribeResponseData.Assignment().setTopicPartitions(List.of(
+                new ConsumerGroupDescribeResponseData.TopicPartitions().setTopicId(TOPIC_ID)
+                        .setTopicName("orders").setPartitions(ps)));
+    }
+
+    private void consumerGroupDescribe() throws IOException {
+        for (short v = 0; v <= 1; v++) {
+            emit("consumer_group_describe", new ConsumerGroupDescribeRequestData()
+                    .setGroupIds(List.of("orders-848")).setIncludeAuthorizedOperations(false), v);
+            ConsumerGroupDescribeResponseData.Member m =
+                    new ConsumerGroupDescribeResponseData.Member().setMemberId("Qm9vbXpxLW1lbWJlcg")
+                            .setInstanceId(null).setRackId("rack-a").setMemberEpoch(5)
+                            .setClientId("orders-848-app").setClientHost("/127.0.0.1")
+                            .setSubscribedTopicNames(List.of("orders"))
+                            .setSubscribedTopicRegex(null).setAssignment(cgAssignment(0, 1))
+                            .setTargetAssignment(cgAssignment(0, 1, 2));
+            if (v >= 1) {
+                m.setMemberType((byte) 1);
+            }
+            ConsumerGroupDescribeResponseData.Member bare =
+                    new ConsumerGroupDescribeResponseData.Member().setMemberId("bare")
+                            .setClientId("").setClientHost("");
+            emit("consumer_group_describe", new ConsumerGroupDescribeResponseData()
+                    .setThrottleTimeMs(0).setGroups(List.of(
+                            new ConsumerGroupDescribeResponseData.DescribedGroup()
+                                    .setErrorCode((short) 0).setErrorMessage(null)
+                                    .setGroupId("orders-848").setGroupState("Stable")
+                                    .setGroupEpoch(7).setAssignmentEpoch(7)
+                                    .setAssignorName("uniform").setMembers(List.of(m, bare)),
+                            new ConsumerGroupDescribeResponseData.DescribedGroup()
+                                    .setErrorCode((short) 69)
+                                    .setErrorMessage("Group orders is not a consumer group.")
+                                    .setGroupId("orders").setGroupState("").setAssignorName("")
+                                    .setMembers(List.of()))), v);
+        }
+    }
+
+    private void describeConfigs() throws IOException {
+        for (short v = 1; v <= 4; v++) {
+            DescribeConfigsRequestData req = new DescribeConfigsRequestData()
+                    .setResources(List.of(new DescribeConfigsRequestData.DescribeConfigsResource()
+                            .setResourceType((byte) 4).setResourceName("1")
+                            .setConfigurationKeys(List.of("client.quota.callback.class"))))
+                    .setIncludeSynonyms(false);
+            if (v >= 3) {
+                req.setIncludeDocumentation(false);
+            }
+            emit("describe_configs_callback", req, v);
+            emit("describe_configs_all", new DescribeConfigsRequestData()
+                    .setResources(List.of(new DescribeConfigsRequestData.DescribeConfigsResource()
+                            .setResourceType((byte) 4).setResourceName("").setConfigurationKeys(null)))
+                    .setIncludeSynonyms(true), v);
+            DescribeConfigsResponseData.DescribeConfigsResourceResult custom =
+                    new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+                            .setName("client.quota.callback.class")
+                            .setValue("com.example.TenantQuotaCallback").setReadOnly(true)
+                            .setConfigSource((byte) 4).setIsSensitive(false)
+                            .setSynonyms(List.of(new DescribeConfigsResponseData.DescribeConfigsSynonym()
+                                    .setName("client.quota.callback.class")
+                                    .setValue("com.example.TenantQuotaCallback").setSource((byte) 4)));
+            DescribeConfigsResponseData.DescribeConfigsResourceResult unset =
+                    new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+                            .setName("client.quota.callback.class").setValue(null).setReadOnly(true)
+                            .setConfigSource((byte) 5).setIsSensitive(false)
+                            .setSynonyms(List.of());
+            if (v >= 3) {
+                custom.setConfigType((byte) 8).setDocumentation(null);
+                unset.setConfigType((byte) 8).setDocumentation("The fully qualified name of a class.");
+            }
+            emit("describe_configs_callback", new DescribeConfigsResponseData().setThrottleTimeMs(0)
+                    .setResults(List.of(
+                            new DescribeConfigsResponseData.DescribeConfigsResult()
+                                    .setErrorCode((short) 0).setErrorMessage(null)
+                                    .setResourceType((byte) 4).setResourceName("1")
+                                    .setConfigs(List.of(custom)),
+                            new DescribeConfigsResponseData.DescribeConfigsResult()
+                                    .setErrorCode((short) 0).setErrorMessage(null)
+                                    .setResourceType((byte) 4).setResourceName("2")
+                                    .setConfigs(List.of(unset)))), v);
+            emit("describe_configs_denied", new DescribeConfigsResponseData().setThrottleTimeMs(0)
+                    .setResults(List.of(new DescribeConfigsResponseData.DescribeConfigsResult()
+                            .setErrorCode((short) 31).setErrorMessage("Cluster authorization failed.")
+                            .setResourceType((byte) 4).setResourceName("1")
+                            .setConfigs(List.of()))), v);
+        }
+    }
+
     // ---- headers -----------------------------------------------------------------------------
 
     private void headers() throws IOException {
@@ -391,6 +707,11 @@ public final class GoldenGen {
                 ok.setSessionLifetimeMs(60_000L);
             }
             responseFrame(ApiKeys.SASL_AUTHENTICATE, v, corr++, ok);
+        }
+        for (short v : new short[] {8, 9, 13}) {
+            requestFrame(ApiKeys.METADATA, v, corr++, clientId,
+                    new MetadataRequestData().setTopics(new ArrayList<>())
+                            .setAllowAutoTopicCreation(false));
         }
     }
 

@@ -1,0 +1,112 @@
+"""Alterations as callers give them, checked before anything is sent, and their results.
+
+An alteration is a :class:`~kquota.kafka.admin.QuotaAlteration` or a plain pair
+``(entity, {key: value_or_None})`` where ``None`` removes the key. Every alteration of a call
+is checked with the controller's own rules first (known keys for the entity kind, values > 0,
+whole numbers for byte and connection rates), and one bad alteration fails the whole call
+with a :class:`~kquota.errors.UsageError` before any request: never a partial write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from kquota.api.entities import EntityLike, as_entity
+from kquota.errors import AlterationFailed, UsageError
+from kquota.kafka.admin import AlteredQuota, QuotaAlteration, QuotaOp
+from kquota.model import Entity
+from kquota.quotakeys import alteration_problems
+from kquota.render.format import display_entity, safe_text
+
+AlterationLike = QuotaAlteration | tuple[EntityLike, Mapping[str, float | None]]
+"""An alteration as callers give it: a QuotaAlteration or ``(entity, {key: value or None})``."""
+
+
+def _value(entity: Entity, key: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(
+            f"{display_entity(entity)}: {safe_text(key)} must be a number or None, got {value!r}"
+        )
+    return float(value)
+
+
+def as_alteration(item: AlterationLike) -> QuotaAlteration:
+    """as_alteration accepts a QuotaAlteration or an ``(entity, {key: value or None})`` pair."""
+    if isinstance(item, QuotaAlteration):
+        if isinstance(item.entity, Entity):
+            return item
+        return QuotaAlteration(as_entity(item.entity), tuple(item.ops))
+    if not isinstance(item, tuple) or len(item) != 2 or not isinstance(item[1], Mapping):
+        raise UsageError(
+            "an alteration is a QuotaAlteration or a pair (entity, {key: value or None}), "
+            f"got {item!r}"
+        )
+    entity = as_entity(item[0])
+    ops = tuple(
+        QuotaOp.delete(k) if v is None else QuotaOp.set(k, _value(entity, k, v))
+        for k, v in item[1].items()
+    )
+    return QuotaAlteration(entity, ops)
+
+
+def checked_alterations(items: Iterable[AlterationLike]) -> list[QuotaAlteration]:
+    """checked_alterations coerces every alteration and raises one UsageError naming every
+    problem of every entity, so nothing is sent when any of it would fail."""
+    alterations = [as_alteration(item) for item in items]
+    messages: list[str] = []
+    for a in alterations:
+        adds = {op.key: op.value for op in a.ops if not op.remove and op.value is not None}
+        deletes = [op.key for op in a.ops if op.remove]
+        if not a.ops:
+            messages.append(f"{display_entity(a.entity)}: nothing to alter")
+            continue
+        problems = [
+            f"{safe_text(op.key)} has no value (QuotaOp.set sets, QuotaOp.delete removes)"
+            for op in a.ops
+            if not op.remove and op.value is None
+        ]
+        problems += alteration_problems(a.entity, adds, deletes)
+        if problems:
+            messages.append(f"{display_entity(a.entity)}: " + "; ".join(problems))
+    if messages:
+        raise UsageError("invalid alteration (nothing sent): " + " | ".join(messages))
+    return alterations
+
+
+def alteration_failure(entity: Entity, error_name: str, error_message: str | None) -> str:
+    """alteration_failure is the one message for a broker's refusal of an alteration."""
+    return f"{display_entity(entity)}: {safe_text(error_message or '')} ({error_name})"
+
+
+@dataclass(frozen=True, slots=True)
+class AlterResult:
+    """AlterResult is the broker's verdict on one entity's alteration.
+
+    The broker applies each entity's changes all or nothing, and answers for each entity on
+    its own, so a call that alters many entities can partly fail: check :attr:`ok` or call
+    :meth:`raise_for_error` on each result.
+    """
+
+    entity: Entity
+    error_code: int
+    error_name: str
+    error_message: str | None
+
+    @classmethod
+    def from_altered(cls, altered: AlteredQuota) -> AlterResult:
+        """from_altered wraps the Kafka layer's result."""
+        return cls(altered.entity, altered.error_code, altered.error_name, altered.error_message)
+
+    @property
+    def ok(self) -> bool:
+        """ok is True when the broker accepted (or, validate-only, would accept) the change."""
+        return self.error_code == 0
+
+    def raise_for_error(self) -> None:
+        """raise_for_error raises :class:`~kquota.AlterationFailed` (the CLI's error and
+        message) when the broker refused this entity's alteration."""
+        if not self.ok:
+            raise AlterationFailed(
+                alteration_failure(self.entity, self.error_name, self.error_message)
+            )

@@ -1,0 +1,134 @@
+"""The canonical shape read by one regular expression over the whole file.
+
+:mod:`kquota.desired.fastpath` reads the canonical shape line by line in Python; this reads
+the tightest form of it, the one ``kquota export`` writes (one space after every ``:`` and
+``,``, flow mappings of one to four pairs), with a single compiled pattern run over the
+whole text by ``finditer``, so that splitting lines, stripping indentation and picking flow
+pairs apart all happen in C. Every match is exactly one line; a gap between two matches (a
+line the pattern does not take) makes :func:`scan_canonical` decline, and the line reader,
+then the YAML composer, read the file instead.
+
+Whenever it accepts a file it gives the very nodes the line reader gives (same scalars, tags
+and 1-based positions): a line it takes is one the line reader's patterns take and split the
+same way, and the state machine below is the line reader's. The parity tests check this on
+the corpus and on generated and mutated files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from kquota.desired.fastpath import _PLAIN, _SCALAR, _TOKENS, _token
+from kquota.desired.nodes import STR_TAG, MapNode, Node, Scalar, SeqNode
+
+QUOTAS = "quotas"
+
+_S = f"({_SCALAR})"
+_FLOW = rf"\{{{_S}: {_S}(?:, {_S}: {_S})?(?:, {_S}: {_S})?(?:, {_S}: {_S})?\}}"
+# Groups: 1 indent, 2 "- ", 3 key, 4-11 flow pairs, 12 scalar value; blank and comment
+# lines match with no group set.
+_LINE = re.compile(
+    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_S}))?(?: +#[^\n]*| *)\n| *(?:#[^\n]*)?\n"
+)
+
+
+def scan_canonical(text: str, on_entry: Callable[[MapNode], None] | None = None) -> Node | None:
+    """scan_canonical reads ``text`` (LF line ends, see ``fastpath.plain_lines``) or declines.
+
+    With ``on_entry``, each item of the top-level ``quotas`` list is handed to it as soon as
+    it is complete instead of being kept in the list (which stays empty), so that a million
+    entries never exist as nodes at once. It is called before the file is known to be
+    canonical: when this returns None, the caller must drop whatever ``on_entry`` made.
+    """
+    if not text.endswith("\n"):
+        return None
+    top: MapNode | None = None
+    seq: SeqNode | None = None
+    item: MapNode | None = None
+    pending: Scalar | None = None
+    streamed: Callable[[MapNode], None] | None = None  # on_entry while in the quotas list
+    seen_quotas = False
+    indent = -1
+    get = _TOKENS.get
+    pos = 0
+    lineno = 0
+    for m in _LINE.finditer(text):
+        if m.start() != pos:
+            return None
+        pos = m.end()
+        lineno += 1
+        groups = m.groups()
+        ind, dash, key, scalar = groups[0], groups[1], groups[2], groups[11]
+        if key is None:
+            continue  # blank or comment line
+        ktag, kval = get(key) or _token(key)
+        if dash is not None or ind:
+            if groups[3] is None and scalar is None:
+                return None
+            col = len(ind) + (3 if dash is not None else 1)
+            if dash is not None:
+                if seq is None:
+                    if pending is None or top is None:
+                        return None
+                    indent = len(ind)
+                    seq = SeqNode([], lineno, indent + 1)
+                    top.pairs.append((pending, seq))
+                    if on_entry is not None and pending.tag == STR_TAG and pending.value == QUOTAS:
+                        streamed = on_entry
+                    pending = None
+                elif len(ind) != indent:
+                    return None
+                if streamed is not None and item is not None:
+                    streamed(item)
+                item = MapNode([], lineno, col)
+                if streamed is None:
+                    seq.items.append(item)
+            elif item is None or len(ind) != indent + 2:
+                return None
+            vcol = col + len(key) + 2
+            value: Node
+            if scalar is not None:
+                vtag, vval = get(scalar) or _token(scalar)
+                value = Scalar(vtag, vval, lineno, vcol)
+            else:
+                pairs: list[tuple[Node, Node]] = []
+                c = vcol + 1
+                for i in range(3, 11, 2):
+                    k = groups[i]
+                    if k is None:
+                        break
+                    v = groups[i + 1]
+                    ptag, pval = get(k) or _token(k)
+                    qtag, qval = get(v) or _token(v)
+                    vc = c + len(k) + 2
+                    pairs.append((Scalar(ptag, pval, lineno, c), Scalar(qtag, qval, lineno, vc)))
+                    c = vc + len(v) + 2
+                value = MapNode(pairs, lineno, vcol)
+            item.pairs.append((Scalar(ktag, kval, lineno, col), value))
+            continue
+        if pending is not None:
+            return None
+        if streamed is not None and item is not None:
+            streamed(item)
+        seq = item = streamed = None
+        if top is None:
+            top = MapNode([], lineno, 1)
+        if groups[3] is not None:
+            return None  # a flow mapping at the top: the line reader's shape has none
+        if kval == QUOTAS and ktag == STR_TAG and on_entry is not None:
+            if seen_quotas:
+                return None  # a duplicate key: its entries must not be read, so not streamed
+            seen_quotas = True
+        if scalar is None:
+            pending = Scalar(ktag, kval, lineno, 1)
+        else:
+            vtag, vval = get(scalar) or _token(scalar)
+            top.pairs.append(
+                (Scalar(ktag, kval, lineno, 1), Scalar(vtag, vval, lineno, len(key) + 3))
+            )
+    if pos != len(text) or pending is not None:
+        return None
+    if streamed is not None and item is not None:
+        streamed(item)
+    return top

@@ -1,0 +1,581 @@
+"""Specialised codecs for the quota messages on the hot path, held to the interpreter.
+
+The generic interpreter (:mod:`kquota.kafka.protocol.codec`) builds a dict per struct and a
+list per array; a describe-all of 100k entities is about a million of them, built and then
+walked again into a :data:`~kquota.model.QuotaState`. The functions here go from bytes
+straight to kquota's types (and back): ``DescribeClientQuotasResponse`` into ``QuotaState``,
+``AlterClientQuotasResponse`` into per-entity results, and ``AlterClientQuotasRequest`` from
+alterations into bytes, for the versions kquota speaks (0 and 1; their layouts are those of
+the spec files, which the parity tests compare against).
+
+Why this is safe: the interpreter stays the reference and the judge. A fast function handles
+the common shape only and, on anything else (any exception, a non-empty tagged-field section,
+a value of an unexpected type), hands the same input to the interpreter. Bad bytes therefore
+raise the interpreter's :class:`ProtocolError` (same message, same field path) and valid but
+unusual input gets the interpreter's result. ``tests/kafka/test_quotawire.py`` compares both
+over the golden corpus and with Hypothesis (valid bodies, mutated bytes).
+"""
+
+from __future__ import annotations
+
+import gc
+import struct
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kquota.kafka.protocol import (
+    ALTER_CLIENT_QUOTAS,
+    DESCRIBE_CLIENT_QUOTAS,
+    decode_response,
+    encode_body,
+)
+from kquota.kafka.protocol.primitives import read_uvarint
+from kquota.model import Entity, QuotaState, QuotaValues
+
+Parts = tuple[tuple[str, str | None], ...]
+
+_I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
+_F64 = struct.Struct(">d")
+_THROTTLE_AND_CODE = struct.Struct(">ih")
+_PAUSE_GC_ABOVE = 1 << 16  # bytes, as the interpreter: below this a pause costs more than it saves
+_MAX_CLASSIC_STRING = 0x7FFF
+_MAX_UVARINT = 0xFFFFFFFF
+
+
+class _Declined(Exception):
+    """_Declined: the fast path does not handle this input; the interpreter decides."""
+
+
+# ---- entities in canonical order ------------------------------------------------------------
+
+# Wire type order (the broker's HashMap order, the same for every entity of one shape) -> the
+# index order that puts the parts in Entity's canonical order, or None for repeated types.
+# Entity.of sorts with a key function on every call; this is one dict lookup per entity.
+_CANONICAL_ORDER: dict[tuple[str, ...], tuple[int, ...] | None] = {}
+
+
+def entity_from_parts(parts: Sequence[tuple[str, str | None]]) -> Entity:
+    """entity_from_parts builds an Entity from wire-ordered (type, name) pairs."""
+    if len(parts) == 1:
+        return Entity((parts[0],))
+    types = tuple(t for t, _ in parts)
+    order = _CANONICAL_ORDER.get(types, ())
+    if order == ():
+        canonical = Entity.of({t: None for t in types}).types
+        # None: repeated types (never sent by a broker); Entity.of resolves them (last wins).
+        order = tuple(types.index(t) for t in canonical) if len(canonical) == len(types) else None
+        _CANONICAL_ORDER[types] = order
+    if order is None:
+        return Entity.of(dict(parts))
+    return Entity(tuple(parts[i] for i in order))
+
+
+def entity_from_wire(parts: Iterable[Mapping[str, Any]]) -> Entity:
+    """entity_from_wire builds an Entity from the interpreter's ``EntityData`` dicts."""
+    return entity_from_parts([(p["EntityType"], p["EntityName"]) for p in parts])
+
+
+# ---- reading --------------------------------------------------------------------------------
+
+
+class _Reader:
+    """_Reader holds the string readers of one version (compact or classic lengths).
+
+    Entity types and quota keys repeat across every entry, so their decoded strings are
+    memoised by their bytes: one str object per distinct key instead of one per entry.
+    """
+
+    __slots__ = ("compact", "interned")
+
+    def __init__(self, compact: bool) -> None:
+        self.compact = compact
+        self.interned: dict[bytes, str] = {}
+
+    def length(self, buf: bytes, pos: int) -> tuple[int, int]:
+        """length reads a string/array length (-1 = null) and the position after it."""
+        if self.compact:
+            b = buf[pos]
+            if b < 0x80:
+                return b - 1, pos + 1
+            n, pos = read_uvarint(buf, pos)
+            return n - 1, pos
+        return _I16.unpack_from(buf, pos)[0], pos + 2
+
+    def count(self, buf: bytes, pos: int) -> tuple[int, int]:
+        """count reads an array count (-1 = null) and the position after it."""
+        if self.compact:
+            return self.length(buf, pos)
+        return _I32.unpack_from(buf, pos)[0], pos + 4
+
+    def string(self, buf: bytes, pos: int) -> tuple[str | None, int]:
+        n, pos = self.length(buf, pos)
+        if n < 0:
+            if n == -1:
+                return None, pos
+            raise _Declined
+        end = pos + n
+        if end > len(buf):
+            raise _Declined
+        return buf[pos:end].decode("utf-8"), end
+
+    def word(self, buf: bytes, pos: int) -> tuple[str, int]:
+        """word reads a non-null string that repeats (an entity type, a quota key)."""
+        n, pos = self.length(buf, pos)
+        end = pos + n
+        if n < 0 or end > len(buf):
+            raise _Declined
+        raw = buf[pos:end]
+        text = self.interned.get(raw)
+        if text is None:
+            text = self.interned[raw] = raw.decode("utf-8")
+        return text, end
+
+    def tags(self, buf: bytes, pos: int) -> int:
+        """tags skips an empty tagged-field section; any other is the interpreter's job."""
+        if not self.compact:
+            return pos
+        if buf[pos] != 0:
+            raise _Declined
+        return pos + 1
+
+    def entity(self, buf: bytes, pos: int) -> tuple[Entity, int]:
+        k, pos = self.count(buf, pos)
+        if k < 1:
+            raise _Declined  # a null or empty entity: rare, and the interpreter's to judge
+        parts: list[tuple[str, str | None]] = []
+        string, word = self.string, self.word
+        for _ in range(k):
+            t, pos = word(buf, pos)
+            name, pos = string(buf, pos)
+            pos = self.tags(buf, pos)
+            parts.append((t, name))
+        return entity_from_parts(parts), pos
+
+
+def _body_start(payload: bytes, compact: bool) -> int:
+    """_body_start skips the response header (v1 with flexible bodies, else v0)."""
+    if len(payload) < 4:
+        raise _Declined
+    if not compact:
+        return 4
+    if len(payload) < 5 or payload[4] != 0:
+        raise _Declined
+    return 5
+
+
+def _guarded(payload: bytes, fast: Callable[[], Any], slow: Callable[[], Any]) -> Any:
+    """_guarded runs ``fast`` (GC paused for big payloads, as the interpreter does) and, if
+    it declines or fails in any way, ``slow``: the interpreter, whose answer or error wins."""
+    pause = len(payload) >= _PAUSE_GC_ABOVE and gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        try:
+            return fast()
+        except Exception:  # noqa: BLE001 - any failure means: let the interpreter judge
+            pass
+        return slow()
+    finally:
+        if pause:
+            gc.enable()
+
+
+# ---- DescribeClientQuotas -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeAnswer:
+    """DescribeAnswer is a DescribeClientQuotas response, its entries already a QuotaState."""
+
+    error_code: int
+    error_message: str | None
+    state: QuotaState
+
+
+def decode_describe_response(version: int, payload: bytes) -> DescribeAnswer:
+    """decode_describe_response reads a whole response frame (header included) at ``version``.
+
+    Duplicate entities or keys resolve as a dict does (last wins), as the interpreter path does.
+    """
+    return _guarded(  # type: ignore[no-any-return]
+        payload,
+        lambda: _describe_fast(version, payload),
+        lambda: _describe_slow(version, payload),
+    )
+
+
+def _describe_slow(version: int, payload: bytes) -> DescribeAnswer:
+    body = decode_response(DESCRIBE_CLIENT_QUOTAS, version, payload)[1]
+    state: QuotaState = {}
+    for entry in body["Entries"] or []:
+        state[entity_from_wire(entry["Entity"])] = {v["Key"]: v["Value"] for v in entry["Values"]}
+    return DescribeAnswer(body["ErrorCode"], body["ErrorMessage"], state)
+
+
+def _describe_fast(version: int, payload: bytes) -> DescribeAnswer:
+    if version not in (0, 1):
+        raise _Declined
+    if version == 1:
+        try:
+            return _describe_flexible(payload)
+        except Exception:  # noqa: BLE001 - the general reader below decides
+            pass
+    r = _Reader(compact=version >= 1)
+    buf = payload
+    pos = _body_start(buf, r.compact)
+    _, code = _THROTTLE_AND_CODE.unpack_from(buf, pos)
+    message, pos = r.string(buf, pos + 6)
+    count, pos = r.count(buf, pos)
+    if count < -1:
+        raise _Declined
+    state: QuotaState = {}
+    entity, word, tags, count_of = r.entity, r.word, r.tags, r.count
+    f64 = _F64.unpack_from
+    for _ in range(count):
+        ent, pos = entity(buf, pos)
+        m, pos = count_of(buf, pos)
+        if m < 0:
+            raise _Declined
+        values: QuotaValues = {}
+        for _ in range(m):
+            key, pos = word(buf, pos)
+            values[key] = f64(buf, pos)[0]
+            pos = tags(buf, pos + 8)
+        pos = tags(buf, pos)
+        state[ent] = values
+    pos = tags(buf, pos)
+    if pos != len(buf):
+        raise _Declined
+    return DescribeAnswer(code, message, state)
+
+
+# ---- AlterClientQuotas response ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AlterEntryResult:
+    """AlterEntryResult is one entry of an AlterClientQuotas response."""
+
+    entity: Entity
+    error_code: int
+    error_message: str | None
+
+
+def decode_alter_response(version: int, payload: bytes) -> list[AlterEntryResult]:
+    """decode_alter_response reads a whole response frame (header included) at ``version``."""
+    return _guarded(  # type: ignore[no-any-return]
+        payload,
+        lambda: _alter_response_fast(version, payload),
+        lambda: _alter_response_slow(version, payload),
+    )
+
+
+def _alter_response_slow(version: int, payload: bytes) -> list[AlterEntryResult]:
+    body = decode_response(ALTER_CLIENT_QUOTAS, version, payload)[1]
+    return [
+        AlterEntryResult(entity_from_wire(e["Entity"]), e["ErrorCode"], e["ErrorMessage"])
+        for e in body["Entries"]
+    ]
+
+
+def _alter_response_fast(version: int, payload: bytes) -> list[AlterEntryResult]:
+    if version not in (0, 1):
+        raise _Declined
+    if version == 1:
+        try:
+            return _alter_response_flexible(payload)
+        except Exception:  # noqa: BLE001 - the general reader below decides
+            pass
+    r = _Reader(compact=version >= 1)
+    buf = payload
+    pos = _body_start(buf, r.compact) + 4  # ThrottleTimeMs
+    count, pos = r.count(buf, pos)
+    if count < 0:
+        raise _Declined
+    out: list[AlterEntryResult] = []
+    entity, string, tags = r.entity, r.string, r.tags
+    i16 = _I16.unpack_from
+    for _ in range(count):
+        code = i16(buf, pos)[0]
+        message, pos = string(buf, pos + 2)
+        ent, pos = entity(buf, pos)
+        pos = tags(buf, pos)
+        out.append(AlterEntryResult(ent, code, message))
+    pos = tags(buf, pos)
+    if pos != len(buf):
+        raise _Declined
+    return out
+
+
+# ---- AlterClientQuotas request ------------------------------------------------------------------
+
+
+class Op(Protocol):
+    """Op is what the encoder reads of one quota op (QuotaOp has it)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def remove(self) -> bool: ...
+
+
+class Alteration(Protocol):
+    """Alteration is what the encoder reads of one entity's alteration (QuotaAlteration)."""
+
+    @property
+    def entity(self) -> Entity: ...
+    @property
+    def ops(self) -> Sequence[Op]: ...
+
+
+def alter_request_body(alterations: Sequence[Alteration], validate_only: bool) -> dict[str, Any]:
+    """alter_request_body is the interpreter's form of the request (the reference encoding).
+
+    A removal is sent with value 0.0, as the Java client does (the broker ignores it).
+    """
+    return {
+        "Entries": [
+            {
+                "Entity": [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts],
+                "Ops": [
+                    {
+                        "Key": op.key,
+                        "Value": 0.0 if op.remove or op.value is None else op.value,
+                        "Remove": op.remove,
+                    }
+                    for op in a.ops
+                ],
+            }
+            for a in alterations
+        ],
+        "ValidateOnly": validate_only,
+    }
+
+
+def encode_alter_request(
+    version: int, alterations: Sequence[Alteration], validate_only: bool
+) -> bytes:
+    """encode_alter_request is the request body's bytes, exactly the interpreter's encoding
+    of :func:`alter_request_body`; anything unusual is encoded (or refused) by the interpreter
+    itself."""
+    try:
+        return _alter_request_fast(version, alterations, validate_only)
+    except Exception:  # noqa: BLE001 - any failure means: let the interpreter judge
+        return encode_body(
+            "AlterClientQuotasRequest", version, alter_request_body(alterations, validate_only)
+        )
+
+
+class _Writer:
+    """_Writer holds the length writers of one version and memoises repeated strings."""
+
+    __slots__ = ("compact", "memo", "limit")
+
+    def __init__(self, compact: bool) -> None:
+        self.compact = compact
+        self.limit = 0x7FFFFFFF if compact else _MAX_CLASSIC_STRING
+        self.memo: dict[str | None, bytes] = {}
+
+    def length(self, n: int) -> bytes:
+        if self.compact:
+            n += 1
+            if 0 <= n < 0x80:
+                return bytes((n,))
+            if n < 0 or n > _MAX_UVARINT:
+                raise _Declined
+            out = bytearray()
+            while n >= 0x80:
+                out.append((n & 0x7F) | 0x80)
+                n >>= 7
+            out.append(n)
+            return bytes(out)
+        return _I16.pack(n)
+
+    def count(self, n: int) -> bytes:
+        return self.length(n) if self.compact else _I32.pack(n)
+
+    def string(self, text: str | None) -> bytes:
+        """string encodes a nullable string (length prefix included)."""
+        if text is None:
+            return self.length(-1)
+        if type(text) is not str:
+            raise _Declined
+        raw = text.encode("utf-8")
+        if len(raw) > self.limit:
+            raise _Declined
+        return self.length(len(raw)) + raw
+
+    def word(self, text: str) -> bytes:
+        """word is :meth:`string` memoised, for entity types and quota keys."""
+        data = self.memo.get(text)
+        if data is None:
+            if text is None:
+                raise _Declined
+            data = self.memo[text] = self.string(text)
+        return data
+
+
+def _alter_request_fast(
+    version: int, alterations: Sequence[Alteration], validate_only: bool
+) -> bytes:
+    if version not in (0, 1) or type(validate_only) is not bool:
+        raise _Declined
+    w = _Writer(compact=version >= 1)
+    tag = b"\x00" if w.compact else b""
+    f64 = _F64.pack
+    word, string, count = w.word, w.string, w.count
+    out: list[bytes] = [count(len(alterations))]
+    append = out.append
+    for a in alterations:
+        parts = a.entity.parts
+        append(count(len(parts)))
+        for t, n in parts:
+            append(word(t))
+            append(string(n))
+            append(tag)
+        ops = a.ops
+        append(count(len(ops)))
+        for op in ops:
+            remove = op.remove
+            value = op.value
+            if type(remove) is not bool:
+                raise _Declined
+            if remove or value is None:
+                value = 0.0
+            elif type(value) is not float and (type(value) is not int):
+                raise _Declined
+            append(word(op.key))
+            append(f64(value))
+            append(b"\x01" if remove else b"\x00")
+            append(tag)
+        append(tag)
+    append(b"\x01" if validate_only else b"\x00")
+    append(tag)
+    return b"".join(out)
+
+
+def _describe_flexible(buf: bytes) -> DescribeAnswer:
+    """_describe_flexible is :func:`_describe_fast` for version 1 with every read inlined.
+
+    It takes the shape a broker sends: one-byte lengths for entity types, keys and counts
+    (below 127), empty tagged-field sections; a longer name is read by a helper. Anything
+    else declines. Bounds: a slice past the end is short, not an error, but every slice is
+    followed by a read at or past its end (a tag byte, a length, a float), which then fails.
+    """
+    pos = _body_start(buf, True)
+    _, code = _THROTTLE_AND_CODE.unpack_from(buf, pos)
+    message, pos = _compact_string(buf, pos + 6)
+    count, pos = _compact_length(buf, pos)
+    if count < -1:
+        raise _Declined
+    state: QuotaState = {}
+    interned: dict[bytes, str] = {}
+    f64 = _F64.unpack_from
+    for _ in range(count):
+        ent, pos = _flexible_entity(buf, pos, interned)
+        m = buf[pos]
+        if m == 0 or m >= 0x80:
+            raise _Declined
+        pos += 1
+        values: QuotaValues = {}
+        for _ in range(m - 1):
+            n = buf[pos]
+            if n == 0 or n >= 0x80:
+                raise _Declined
+            end = pos + n
+            raw = buf[pos + 1 : end]
+            key = interned.get(raw)
+            if key is None:
+                key = interned[raw] = raw.decode("utf-8")
+            values[key] = f64(buf, end)[0]
+            pos = end + 8
+            if buf[pos]:
+                raise _Declined
+            pos += 1
+        if buf[pos]:
+            raise _Declined
+        state[ent] = values
+        pos += 1
+    if pos + 1 != len(buf) or buf[pos]:
+        raise _Declined
+    return DescribeAnswer(code, message, state)
+
+
+def _flexible_entity(buf: bytes, pos: int, interned: dict[bytes, str]) -> tuple[Entity, int]:
+    """_flexible_entity reads a flexible ``[]EntityData`` (inlined reads, as above)."""
+    k = buf[pos]
+    if k < 2 or k >= 0x80:
+        raise _Declined
+    pos += 1
+    parts: list[tuple[str, str | None]] = []
+    for _ in range(k - 1):
+        n = buf[pos]
+        if n == 0 or n >= 0x80:
+            raise _Declined
+        end = pos + n
+        raw = buf[pos + 1 : end]
+        t = interned.get(raw)
+        if t is None:
+            t = interned[raw] = raw.decode("utf-8")
+        n = buf[end]
+        name: str | None
+        if n == 0:
+            name, pos = None, end + 1
+        elif n < 0x80:
+            pos = end + n
+            name = buf[end + 1 : pos].decode("utf-8")
+        else:
+            name, pos = _compact_string(buf, end)
+        if buf[pos]:
+            raise _Declined
+        pos += 1
+        parts.append((t, name))
+    return (Entity((parts[0],)) if k == 2 else entity_from_parts(parts)), pos
+
+
+def _alter_response_flexible(buf: bytes) -> list[AlterEntryResult]:
+    """_alter_response_flexible is :func:`_alter_response_fast` for version 1, inlined."""
+    pos = _body_start(buf, True) + 4  # ThrottleTimeMs
+    count, pos = _compact_length(buf, pos)
+    if count < 0:
+        raise _Declined
+    out: list[AlterEntryResult] = []
+    append = out.append
+    interned: dict[bytes, str] = {}
+    i16 = _I16.unpack_from
+    for _ in range(count):
+        code = i16(buf, pos)[0]
+        if buf[pos + 2] == 0:
+            message, pos = None, pos + 3
+        else:
+            message, pos = _compact_string(buf, pos + 2)
+        ent, pos = _flexible_entity(buf, pos, interned)
+        if buf[pos]:
+            raise _Declined
+        pos += 1
+        append(AlterEntryResult(ent, code, message))
+    if pos + 1 != len(buf) or buf[pos]:
+        raise _Declined
+    return out
+
+
+def _compact_length(buf: bytes, pos: int) -> tuple[int, int]:
+    b = buf[pos]
+    if b < 0x80:
+        return b - 1, pos + 1
+    n, pos = read_uvarint(buf, pos)
+    return n - 1, pos
+
+
+def _compact_string(buf: bytes, pos: int) -> tuple[str | None, int]:
+    n, pos = _compact_length(buf, pos)
+    if n == -1:
+        return None, pos
+    end = pos + n
+    if n < 0 or end > len(buf):
+        raise _Declined
+    return buf[pos:end].decode("utf-8"), end

@@ -1,0 +1,173 @@
+"""The plan operation: desired state against a target's current state, stamped for saving."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kquota.model import QuotaState
+from kquota.operations.desired import LoadedDesired
+from kquota.plan.policy import Policy, ProtectMatch
+from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
+from kquota.plan.simulate import simulate_plan
+from kquota.plan.types import Plan
+from kquota.principals.model import Discovery, SourceReport
+from kquota.target import Origin, Target
+from kquota.timestamps import utc_now_iso
+
+OFFLINE = "offline: plan against a snapshot"
+"""Why the live discovery sources cannot look when the state is a snapshot file."""
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """PlanResult is a stamped plan, the state it was planned against, how the principals
+    asked about are affected, and warnings about that state (for standard error)."""
+
+    plan: Plan
+    state: QuotaState
+    changes: tuple[ResolutionChange, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def ip_spelling_warnings(state: QuotaState) -> tuple[str, ...]:
+    """ip_spelling_warnings names each address the cluster holds under several spellings
+    (:func:`kquota.names.held_twice`): plans cannot make that safe alone."""
+    from kquota.names import held_twice
+    from kquota.render.format import safe_text
+
+    return tuple(
+        f"the cluster holds one ip address as {', '.join(map(safe_text, spellings))}:"
+        " the broker enforces one limit for them, whichever was written last, and removing"
+        " any of them removes it; keep one spelling (kquota alter --delete the others, then"
+        " apply again)"
+        for spellings in held_twice(state)
+    )
+
+
+def plan_against(
+    target: Target,
+    desired: LoadedDesired,
+    state: QuotaState,
+    origin: Origin,
+    *,
+    prune: bool | None,
+    allow_mass_removal: bool,
+    principals: Sequence[Principal] = (),
+    discovery: Discovery | None = None,
+    protect: Sequence[ProtectMatch] = (),
+    allow_protected_change: bool = False,
+) -> PlanResult:
+    """plan_against plans ``desired`` against ``state`` and stamps the plan with what a saved
+    plan records: cluster and cluster id, desired digest, version, time.
+
+    With a ``discovery`` (``--impact``, ``--principals``), or principals protected by the
+    policy or ``protect`` (added to it), the plan carries its impact
+    (:func:`kquota.plan.impact.plan_impact`) and the protected principals' verdict.
+
+    The caller loads the desired state first (:func:`~kquota.operations.load_desired_state`):
+    local files are read and checked before any connection, so a typo is never reported as a
+    network error.
+    """
+    from kquota import __version__
+    from kquota.engines.local import LocalEngine
+
+    warnings = ip_spelling_warnings(state)
+    policy = target.policy(
+        prune=prune,
+        allow_mass_removal=allow_mass_removal,
+        protect=protect,
+        allow_protected_change=allow_protected_change,
+    )
+    plan = LocalEngine().plan(desired.quotas, state, policy, origin.cluster)
+    plan = dataclasses.replace(
+        plan,
+        cluster_id=origin.cluster_id,
+        desired_digest=desired.digest,
+        kquota_version=__version__,
+        created_at=utc_now_iso(),
+    )
+    plan = with_impact(plan, state, policy, discovery)
+    changes: tuple[ResolutionChange, ...] = ()
+    if principals:
+        altered = [a.entity for a in plan.alterations]
+        after = simulate_plan(state, plan)
+        changes = resolution_changes(state, after, principals, altered=altered)
+    return PlanResult(plan, state, changes, warnings)
+
+
+def with_impact(plan: Plan, state: QuotaState, policy: Policy, discovery: Discovery | None) -> Plan:
+    """with_impact gives ``plan`` its impact on the discovered principals and the policy's
+    protected ones; unchanged when neither was asked for (its JSON then stays as it was)."""
+    from kquota.plan.impact import plan_impact
+
+    if discovery is None and not policy.protect:
+        return plan
+    found = discovery or Discovery((), ())
+    impact = plan_impact(
+        state,
+        plan,
+        found.principals,
+        policy,
+        sources=found.reports,
+        quota_callback=found.quota_callback,
+    )
+    return dataclasses.replace(plan, impact=impact)
+
+
+def discover_principals(target: Target, *, live: bool, listed: Discovery | None) -> Discovery:
+    """discover_principals is who ``--impact`` resolves: the cluster's principals (``live``;
+    a snapshot target reports each live source as offline) and those ``listed`` in files."""
+    if not live or target.offline:
+        return offline_discovery(live=live, listed=listed)
+    from kquota.principals.live import discover
+
+    with target.admin() as admin:
+        found = discover(admin)
+    return found if listed is None else found.merged(listed)
+
+
+def offline_discovery(*, live: bool, listed: Discovery | None) -> Discovery:
+    """offline_discovery is who ``--impact`` resolves when the state is a snapshot: the
+    ``listed`` principals; each live source (when ``live`` was asked) reports it could not
+    look, so no list is empty in silence."""
+    from kquota.principals.live import SOURCES
+
+    found = Discovery((), tuple(SourceReport(s, None, OFFLINE) for s in SOURCES) if live else ())
+    return found if listed is None else found.merged(listed)
+
+
+def make_plan(
+    target: Target,
+    desired: LoadedDesired,
+    *,
+    prune: bool | None = None,
+    allow_mass_removal: bool = False,
+    principals: Sequence[Principal] = (),
+    impact: bool = False,
+    listed: Discovery | None = None,
+    protect: Sequence[ProtectMatch] = (),
+    allow_protected_change: bool = False,
+) -> PlanResult:
+    """make_plan reads the target's current state (snapshot or live) and plans against it.
+
+    ``impact`` asks the cluster who it serves (:mod:`kquota.principals.live`); ``listed``
+    principals (:func:`kquota.principals.listed.read_principals`) are resolved too.
+    """
+    state, origin = target.load_state_and_origin()
+    discovery = None
+    if impact or listed is not None:
+        discovery = discover_principals(target, live=impact, listed=listed)
+    return plan_against(
+        target,
+        desired,
+        state,
+        origin,
+        prune=prune,
+        allow_mass_removal=allow_mass_removal,
+        principals=principals,
+        discovery=discovery,
+        protect=protect,
+        allow_protected_change=allow_protected_change,
+    )

@@ -1,0 +1,40 @@
+"""The resolve operation (KIP-546's resolve, which Kafka never shipped): a principal's
+effective quotas and the match each comes from.
+
+Against a live cluster it also reads the brokers' ``client.quota.callback.class``: with a
+custom callback the broker computes quotas its own way, and the resolution says so rather
+than claim to be the broker's answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from kquota.model import QuotaState
+from kquota.operations.desired import LoadedDesired
+from kquota.plan.resolver import Principal, Resolution, resolve
+from kquota.target import Target
+
+log = logging.getLogger(__name__)
+
+
+def resolve_quotas(source: Target | LoadedDesired, principal: Principal) -> Resolution:
+    """resolve_quotas resolves ``principal`` against a target's current state (snapshot or
+    live) or against loaded desired state (what the YAML will give once applied)."""
+    if isinstance(source, LoadedDesired):
+        return _resolve(source.quotas, principal)
+    if source.offline:
+        return _resolve(source.load_state(), principal)
+    from kquota.principals.live import quota_callback
+
+    with source.admin() as admin:
+        state = admin.describe_all()
+        callback, reason = quota_callback(admin)
+    if reason is not None:
+        log.warning("cannot tell whether the brokers run a custom quota callback: %s", reason)
+    return dataclasses.replace(_resolve(state, principal), quota_callback=callback)
+
+
+def _resolve(state: QuotaState, principal: Principal) -> Resolution:
+    return resolve(state, principal.user, principal.client_id, principal.ip)

@@ -1,0 +1,291 @@
+"""One Target: where a command's current state, client properties, policy and folders come from.
+
+Where the current state comes from, in order:
+
+- ``snapshot_path``: offline, a describe JSON / JSON Lines file;
+- ``bootstrap_server`` (+ ``command_config``, Java properties as for kafka-configs): live,
+  ad hoc;
+- ``cluster_name`` from ``kquota.yaml``: live, and the cluster's desired-state folders and
+  policy. With a snapshot the cluster still supplies folders and policy; with a bootstrap
+  server that address overrides its own.
+
+When ``kquota.yaml`` defines exactly one cluster and neither a cluster nor a bootstrap server
+is given, that cluster is used: the common one-repo-one-cluster case needs no flags. With
+several clusters, one must be named (its policy would otherwise be silently replaced by the
+defaults).
+
+Client properties are merged when first asked for, lowest first: ``properties`` (a
+program's own, or ``kquota.yaml``'s ``kafka:`` map), the properties file, the bootstrap
+server: a cluster's ``${VAR}`` secrets are read only when the target goes live. The Kafka
+layer is imported only then too, so offline work never loads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kquota.config_file import find_config
+from kquota.errors import UsageError
+from kquota.model import QuotaState
+from kquota.plan.policy import Policy, ProtectMatch
+from kquota.secrets import mask
+
+if TYPE_CHECKING:
+    from kquota.config import ClusterConfig, ProjectConfig
+    from kquota.kafka.admin import QuotaAdmin
+    from kquota.kafka.config import ClientConfig
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Origin is which cluster a state was read from: what a saved plan records."""
+
+    cluster: str | None
+    cluster_id: str | None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Target is a live cluster or a snapshot file, with its client properties, label, policy
+    and desired-state folders; it opens an admin and loads the current state.
+
+    ``properties`` hold secrets; ``repr`` masks them.
+    """
+
+    snapshot_path: Path | None = None
+    bootstrap_server: str | None = None
+    command_config: Path | None = None
+    cluster_name: str | None = None
+    cluster: ClusterConfig | None = None
+    properties: Mapping[str, str] = field(default_factory=dict, repr=False)
+    base_policy: Policy | None = None
+
+    def __repr__(self) -> str:
+        shown = mask(self.properties)
+        return (
+            f"Target(snapshot_path={self.snapshot_path!r}, bootstrap_server="
+            f"{self.bootstrap_server!r}, cluster_name={self.cluster_name!r}, properties={shown!r})"
+        )
+
+    @classmethod
+    def live(
+        cls,
+        properties: Mapping[str, str],
+        *,
+        name: str | None = None,
+        policy: Policy | None = None,
+    ) -> Target:
+        """live is a cluster reached with Kafka client properties (``bootstrap.servers`` and,
+        for a secured listener, ``security.protocol``, ``sasl.*``, ``ssl.*``), planned under
+        ``policy`` (default: every entity in scope, no pruning). ``name`` labels its plans."""
+        target = cls.from_options(None, None, properties)
+        return dataclasses.replace(target, cluster_name=name, base_policy=policy)
+
+    @classmethod
+    def of_snapshot(
+        cls, path: Path, *, name: str | None = None, policy: Policy | None = None
+    ) -> Target:
+        """of_snapshot is a cluster's state as a snapshot file (``kquota snapshot``, or
+        ``kquota describe --format json``), planned offline under ``policy``."""
+        return cls(snapshot_path=Path(path), cluster_name=name, base_policy=policy)
+
+    @classmethod
+    def from_options(
+        cls,
+        bootstrap_server: str | None,
+        command_config: Path | None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Target:
+        """from_options is a live target from flags and properties, checked now: merged,
+        lowest first, ``properties``, the file, ``bootstrap_server``."""
+        target = cls(
+            bootstrap_server=bootstrap_server,
+            command_config=command_config,
+            properties=dict(properties or {}),
+        )
+        if not target.client_properties().get("bootstrap.servers", "").strip():
+            raise UsageError("no bootstrap servers: give --bootstrap-server HOST:PORT")
+        target.config  # noqa: B018 -- checks the properties before any connection
+        return target
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        snapshot: Path | None = None,
+        bootstrap_server: str | None = None,
+        command_config: Path | None = None,
+        cluster_name: str | None = None,
+        config_path: Path | None = None,
+        require_source: bool = True,
+    ) -> Target:
+        """resolve checks the combination of targeting options and loads kquota.yaml."""
+        if snapshot is not None and bootstrap_server is not None:
+            raise UsageError(
+                "--snapshot and --bootstrap-server exclude each other: offline or live"
+            )
+        config: ProjectConfig | None = None
+        path = config_path or find_config()
+        if config_path is not None and not config_path.is_file():
+            raise UsageError(f"{config_path}: no such config file")
+        if path is not None:
+            from kquota.config import load_config
+
+            config = load_config(path)
+        cluster: ClusterConfig | None = None
+        if cluster_name is not None:
+            if config is None:
+                raise UsageError(
+                    f"--cluster {cluster_name}: no kquota.yaml here (use --config PATH)"
+                )
+            cluster = config.cluster(cluster_name)
+        elif config is not None and bootstrap_server is None:
+            if len(config.clusters) != 1:
+                names = ", ".join(sorted(config.clusters)) or "none"
+                raise UsageError(
+                    f"{config.path} defines clusters {names}: choose one with --cluster"
+                )
+            cluster_name, cluster = next(iter(config.clusters.items()))
+        if require_source and snapshot is None and bootstrap_server is None and cluster is None:
+            raise UsageError(
+                "where is the current state? give --snapshot FILE, --bootstrap-server HOST:PORT "
+                "or --cluster NAME"
+            )
+        return cls(snapshot, bootstrap_server, command_config, cluster_name, cluster)
+
+    @property
+    def label(self) -> str | None:
+        """label names the cluster in plans: its config name, else its bootstrap servers."""
+        return (
+            self.cluster_name or self.bootstrap_server or self.properties.get("bootstrap.servers")
+        )
+
+    @property
+    def offline(self) -> bool:
+        """offline: the state comes from a snapshot file, not a live cluster."""
+        return self.snapshot_path is not None
+
+    @property
+    def audit_topic(self) -> str | None:
+        """audit_topic is the configured cluster's audit topic, if any."""
+        return self.cluster.audit_topic if self.cluster is not None else None
+
+    def policy(
+        self,
+        *,
+        prune: bool | None,
+        allow_mass_removal: bool,
+        protect: Sequence[ProtectMatch] = (),
+        allow_protected_change: bool = False,
+    ) -> Policy:
+        """policy is the ownership and safety policy plans are made under: the configured
+        cluster's, else the given one, else the defaults; ``prune`` None keeps its own.
+        ``protect`` (``--protect``) adds protected principals to the policy's own."""
+        if self.cluster is not None:
+            base = self.cluster.policy.to_policy(prune=prune, allow_mass_removal=allow_mass_removal)
+        elif self.base_policy is not None:
+            base = dataclasses.replace(
+                self.base_policy,
+                prune=self.base_policy.prune if prune is None else prune,
+                allow_mass_removal=allow_mass_removal or self.base_policy.allow_mass_removal,
+            )
+        else:
+            base = Policy(prune=bool(prune), allow_mass_removal=allow_mass_removal)
+        return dataclasses.replace(
+            base,
+            protect=base.protect + tuple(protect),
+            allow_protected_change=allow_protected_change or base.allow_protected_change,
+        )
+
+    def desired_paths(self, given: tuple[Path, ...] | list[Path] = ()) -> list[Path]:
+        """desired_paths: the paths given, else the cluster's folders, else ``quotas/``."""
+        if given:
+            return list(given)
+        if self.cluster is not None:
+            return self.cluster.desired_paths()
+        return [Path("quotas")]
+
+    def client_properties(self) -> dict[str, str]:
+        """client_properties merges the Kafka client properties (secrets: never print them)."""
+        from kquota.properties import read_properties
+
+        props: dict[str, str] = dict(self.properties)
+        if self.cluster is not None:
+            props.update(self.cluster.client_properties())
+        if self.command_config is not None:
+            props.update(read_properties(self.command_config))
+        if self.bootstrap_server is not None:
+            props["bootstrap.servers"] = self.bootstrap_server
+        if "bootstrap.servers" not in props:
+            raise UsageError("no bootstrap servers: give --bootstrap-server or --cluster")
+        return props
+
+    @functools.cached_property
+    def config(self) -> ClientConfig:
+        """config is the parsed client configuration (secrets masked in its repr)."""
+        from kquota.kafka.config import ClientConfig
+
+        return ClientConfig.from_properties(self.client_properties())
+
+    @property
+    def bootstrap_servers(self) -> tuple[str, ...]:
+        """bootstrap_servers are the addresses tried in order, first answer wins."""
+        from kquota.kafka.config import parse_bootstrap_servers
+
+        return parse_bootstrap_servers(self.client_properties()["bootstrap.servers"])
+
+    def admin(self, **kwargs: int) -> QuotaAdmin:
+        """admin opens a QuotaAdmin on this target (use it as a context manager)."""
+        from kquota.kafka.admin import QuotaAdmin
+
+        return QuotaAdmin(self.bootstrap_servers, self.config, **kwargs)
+
+    def load_state(self) -> QuotaState:
+        """load_state reads the snapshot file, or describes the live cluster."""
+        return self.load_state_and_origin()[0]
+
+    def load_state_and_id(self) -> tuple[QuotaState, str | None]:
+        """load_state_and_id also gives the cluster's id (a snapshot file's recorded one)."""
+        state, origin = self.load_state_and_origin()
+        return state, origin.cluster_id
+
+    def load_state_and_origin(self) -> tuple[QuotaState, Origin]:
+        """load_state_and_origin also says which cluster the state is of.
+
+        Live: this target's label and the cluster's id. A snapshot file: what it records
+        (``kquota snapshot`` writes both), the label of the named cluster taking precedence.
+        """
+        if self.snapshot_path is not None:
+            from kquota.snapshot import read_snapshot_and_meta
+
+            state, meta = read_snapshot_and_meta(self.snapshot_path)
+            return state, Origin(self.label or meta["cluster"], meta["cluster_id"])
+        with self.admin() as admin:
+            state, cluster_id = admin.describe_all(), admin.cluster_id()
+        return state, Origin(self.label, cluster_id)
+
+
+def configured_servers(config_path: Path | None) -> dict[str, str]:
+    """configured_servers: the bootstrap servers of each cluster of kquota.yaml, by name."""
+    path = config_path or find_config()
+    if path is None:
+        return {}
+    from kquota.config import load_config
+
+    clusters = load_config(path).clusters
+    return {name: c.kafka["bootstrap.servers"] for name, c in clusters.items()}
+
+
+def configured_cluster_names(config_path: Path | None) -> tuple[Path, list[str]]:
+    """configured_cluster_names: kquota.yaml's path and its cluster names, sorted."""
+    path = config_path or find_config()
+    if path is None:
+        raise UsageError("--all needs a kquota.yaml (or --config PATH)")
+    from kquota.config import load_config
+
+    return path, sorted(load_config(path).clusters)

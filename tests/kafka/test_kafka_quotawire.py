@@ -1,0 +1,319 @@
+"""The specialised quota codecs agree with the interpreter, on good bytes and on bad ones.
+
+The interpreter (kquota.kafka.protocol) is the reference: every property here compares the
+fast path's answer with the interpreter's on the same input, and checks that the fast path
+really ran (a fast path that always declined would pass every comparison while being slow).
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kquota.kafka.protocol as kp
+from kquota.kafka import quotawire as qw
+from kquota.kafka.admin import QuotaAlteration, QuotaOp
+from kquota.model import Entity
+
+sys.path.insert(0, str(Path(__file__).parent / "protocol"))
+from protocol_testlib import bits, from_golden_json, golden_cases  # noqa: E402
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+DESCRIBE = "DescribeClientQuotasResponse"
+ALTER_RESPONSE = "AlterClientQuotasResponse"
+ALTER_REQUEST = "AlterClientQuotasRequest"
+
+
+def frame(version: int, body_bytes: bytes, correlation_id: int = 7) -> bytes:
+    """frame puts a response header (v1 for the flexible version 1, else v0) before a body."""
+    return struct.pack(">i", correlation_id) + (b"\x00" if version >= 1 else b"") + body_bytes
+
+
+def outcome(fn: Any, *args: Any) -> Any:
+    """outcome is a call's result, bit-exact, or the ProtocolError it raised (text and path)."""
+    try:
+        result = fn(*args)
+    except kp.ProtocolError as e:
+        return ("error", str(e), e.path)
+    if isinstance(result, qw.DescribeAnswer):
+        state = {e: bits(v) for e, v in result.state.items()}
+        return ("ok", result.error_code, result.error_message, state)
+    return ("ok", [(r.entity, r.error_code, r.error_message) for r in result])
+
+
+def describe_reference(version: int, payload: bytes) -> Any:
+    """describe_reference decodes with the interpreter and converts, as admin once did."""
+    return outcome(qw._describe_slow, version, payload)
+
+
+# ---- strategies: broker-shaped bodies (what the fast path must handle itself) -------------------
+
+float64s = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(0, 2**64 - 1).map(lambda b: struct.unpack(">d", b.to_bytes(8, "big"))[0]),
+)
+types = st.sampled_from(["user", "client-id", "ip", "x-other", "ü"])
+names = st.one_of(st.none(), st.text(max_size=20), st.text(min_size=130, max_size=140))
+entities = st.lists(
+    st.fixed_dictionaries({"EntityType": types, "EntityName": names}), min_size=1, max_size=3
+)
+keys = st.one_of(st.sampled_from(["producer_byte_rate", "request_percentage"]), st.text(max_size=8))
+describe_bodies = st.fixed_dictionaries(
+    {
+        "ThrottleTimeMs": st.integers(-(2**31), 2**31 - 1),
+        "ErrorCode": st.integers(-(2**15), 2**15 - 1),
+        "ErrorMessage": st.one_of(st.none(), st.text(max_size=20)),
+        "Entries": st.one_of(
+            st.none(),
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "Entity": entities,
+                        "Values": st.lists(
+                            st.fixed_dictionaries({"Key": keys, "Value": float64s}), max_size=4
+                        ),
+                    }
+                ),
+                max_size=6,
+            ),
+        ),
+    }
+)
+alter_response_bodies = st.fixed_dictionaries(
+    {
+        "ThrottleTimeMs": st.integers(-(2**31), 2**31 - 1),
+        "Entries": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "ErrorCode": st.integers(-(2**15), 2**15 - 1),
+                    "ErrorMessage": st.one_of(st.none(), st.text(max_size=20)),
+                    "Entity": entities,
+                }
+            ),
+            max_size=6,
+        ),
+    }
+)
+edits = st.lists(
+    st.tuples(
+        st.sampled_from(["flip", "cut", "insert", "drop"]),
+        st.integers(0, 10**6),
+        st.binary(min_size=1, max_size=3),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def mutate(data: bytes, changes: list[tuple[str, int, bytes]]) -> bytes:
+    out = bytearray(data)
+    for kind, at, extra in changes:
+        i = at % (len(out) + 1)
+        if kind == "flip" and i < len(out):
+            out[i] ^= extra[0] or 0xFF
+        elif kind == "cut":
+            del out[i:]
+        elif kind == "insert":
+            out[i:i] = extra
+        elif kind == "drop":
+            del out[i : i + len(extra)]
+    return bytes(out)
+
+
+# ---- DescribeClientQuotas response --------------------------------------------------------------
+
+
+def test_golden_describe_responses_decode_as_the_interpreter_does() -> None:
+    cases = [(name, doc, data) for name, doc, data in golden_cases() if doc["message"] == DESCRIBE]
+    assert len(cases) >= 8
+    for name, doc, data in cases:
+        payload = data if doc.get("frame") == "response" else frame(doc["version"], data)
+        fast = outcome(qw._describe_fast, doc["version"], payload)
+        assert fast == describe_reference(doc["version"], payload), name
+        entries = from_golden_json(doc["body"])["Entries"] or []
+        assert len(fast[3]) == len({str(e["Entity"]) for e in entries}), name
+
+
+@FUZZ
+@given(body=describe_bodies, version=st.sampled_from([0, 1]))
+def test_fast_describe_handles_broker_shaped_responses_itself(
+    body: dict[str, Any], version: int
+) -> None:
+    payload = frame(version, kp.encode_body(DESCRIBE, version, body))
+    fast = outcome(qw._describe_fast, version, payload)  # raises if the fast path declined
+    assert fast == describe_reference(version, payload)
+    assert fast[1:3] == (body["ErrorCode"], body["ErrorMessage"])
+
+
+@FUZZ
+@given(body=describe_bodies, version=st.sampled_from([0, 1]), changes=edits)
+def test_corrupt_describe_responses_fail_as_the_interpreter_does(
+    body: dict[str, Any], version: int, changes: list[tuple[str, int, bytes]]
+) -> None:
+    payload = mutate(frame(version, kp.encode_body(DESCRIBE, version, body)), changes)
+    assert outcome(qw.decode_describe_response, version, payload) == describe_reference(
+        version, payload
+    )
+
+
+def test_corrupt_describe_response_names_the_field() -> None:
+    body = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "Entries": [{"Entity": [{"EntityType": "user", "EntityName": "a"}], "Values": []}],
+    }
+    payload = frame(1, kp.encode_body(DESCRIBE, 1, body))
+    with pytest.raises(kp.ProtocolError) as caught:
+        qw.decode_describe_response(1, payload[:-3])
+    assert caught.value.path.startswith("Entries[0]")
+    assert str(caught.value).startswith("DescribeClientQuotasResponse v1: Entries[0]")
+
+
+def test_unknown_tagged_fields_are_left_to_the_interpreter() -> None:
+    body = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []}
+    body["_unknown_tags"] = {5: b"xy"}
+    payload = frame(1, kp.encode_body(DESCRIBE, 1, body))
+    with pytest.raises(qw._Declined):
+        qw._describe_fast(1, payload)
+    assert qw.decode_describe_response(1, payload) == qw.DescribeAnswer(0, None, {})
+
+
+def test_entities_come_out_in_canonical_order() -> None:
+    body = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "Entries": [
+            {
+                "Entity": [
+                    {"EntityType": "client-id", "EntityName": None},
+                    {"EntityType": "user", "EntityName": "alice"},
+                ],
+                "Values": [{"Key": "producer_byte_rate", "Value": 1.0}],
+            }
+        ],
+    }
+    answer = qw.decode_describe_response(1, frame(1, kp.encode_body(DESCRIBE, 1, body)))
+    assert answer.state == {
+        Entity.of({"user": "alice", "client-id": None}): {"producer_byte_rate": 1.0}
+    }
+
+
+# ---- AlterClientQuotas response ------------------------------------------------------------------
+
+
+def test_golden_alter_responses_decode_as_the_interpreter_does() -> None:
+    cases = [d for d in golden_cases() if d[1]["message"] == ALTER_RESPONSE]
+    assert cases
+    for name, doc, data in cases:
+        payload = frame(doc["version"], data)
+        fast = outcome(qw._alter_response_fast, doc["version"], payload)
+        assert fast == outcome(qw._alter_response_slow, doc["version"], payload), name
+        assert len(fast[1]) == len(doc["body"]["Entries"])
+
+
+@FUZZ
+@given(body=alter_response_bodies, version=st.sampled_from([0, 1]), changes=edits)
+def test_alter_responses_decode_as_the_interpreter_does(
+    body: dict[str, Any], version: int, changes: list[tuple[str, int, bytes]]
+) -> None:
+    payload = frame(version, kp.encode_body(ALTER_RESPONSE, version, body))
+    fast = outcome(qw._alter_response_fast, version, payload)
+    assert fast == outcome(qw._alter_response_slow, version, payload)
+    assert len(fast[1]) == len(body["Entries"])
+    corrupt = mutate(payload, changes)
+    assert outcome(qw.decode_alter_response, version, corrupt) == outcome(
+        qw._alter_response_slow, version, corrupt
+    )
+
+
+# ---- AlterClientQuotas request ----------------------------------------------------------------
+
+ops = st.lists(
+    st.tuples(keys, float64s, st.booleans(), st.booleans()), max_size=4, unique_by=lambda o: o[0]
+)
+alterations = st.lists(st.tuples(entities, ops), max_size=6).map(
+    lambda items: [
+        QuotaAlteration(
+            Entity(tuple((p["EntityType"], p["EntityName"]) for p in parts)),
+            tuple(
+                QuotaOp(key, None if (remove and none) else value, remove)
+                for key, value, remove, none in op_list
+            ),
+        )
+        for parts, op_list in items
+    ]
+)
+
+
+def reference_alter_body(alts: list[QuotaAlteration], validate_only: bool) -> dict[str, Any]:
+    """reference_alter_body writes the request by hand from the spec: a removal carries 0.0."""
+    return {
+        "Entries": [
+            {
+                "Entity": [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts],
+                "Ops": [
+                    {"Key": o.key, "Value": 0.0 if o.remove else o.value, "Remove": o.remove}
+                    for o in a.ops
+                ],
+            }
+            for a in alts
+        ],
+        "ValidateOnly": validate_only,
+    }
+
+
+@FUZZ
+@given(alts=alterations, validate_only=st.booleans(), version=st.sampled_from([0, 1]))
+def test_fast_alter_request_bytes_are_the_interpreters(
+    alts: list[QuotaAlteration], validate_only: bool, version: int
+) -> None:
+    expected = kp.encode_body(ALTER_REQUEST, version, reference_alter_body(alts, validate_only))
+    assert qw._alter_request_fast(version, alts, validate_only) == expected
+    assert qw.encode_alter_request(version, alts, validate_only) == expected
+
+
+def test_golden_alter_requests_are_reproduced() -> None:
+    cases = [d for d in golden_cases() if d[1]["message"] == ALTER_REQUEST and "frame" not in d[1]]
+    assert len(cases) >= 8
+    for name, doc, data in cases:
+        body = from_golden_json(doc["body"])
+        alts = [
+            QuotaAlteration(
+                Entity(tuple((p["EntityType"], p["EntityName"]) for p in e["Entity"])),
+                tuple(QuotaOp(o["Key"], o["Value"], o["Remove"]) for o in e["Ops"]),
+            )
+            for e in body["Entries"]
+        ]
+        assert qw._alter_request_fast(doc["version"], alts, body["ValidateOnly"]) == data, name
+
+
+@pytest.mark.parametrize(
+    "op",
+    [QuotaOp("producer_byte_rate", "fast"), QuotaOp("k", True), QuotaOp(None, 1.0)],  # type: ignore[arg-type]
+)
+@pytest.mark.parametrize("version", [0, 1])
+def test_bad_alterations_are_refused_as_the_interpreter_refuses_them(
+    op: QuotaOp, version: int
+) -> None:
+    alts = [QuotaAlteration(Entity((("user", "a"),)), (op,))]
+    with pytest.raises(kp.ProtocolError) as fast:
+        qw.encode_alter_request(version, alts, False)
+    with pytest.raises(kp.ProtocolError) as reference:
+        kp.encode_body(ALTER_REQUEST, version, qw.alter_request_body(alts, False))
+    assert (str(fast.value), fast.value.path) == (str(reference.value), reference.value.path)
+    assert fast.value.path.startswith("Entries[0].Ops[0]")
+
+
+def test_classic_strings_longer_than_int16_are_refused() -> None:
+    alts = [QuotaAlteration(Entity((("user", "u" * 0x8000),)), (QuotaOp.set("k", 1.0),))]
+    with pytest.raises(kp.ProtocolError, match="Entries\\[0\\].Entity\\[0\\].EntityName"):
+        qw.encode_alter_request(0, alts, False)
+    assert len(qw.encode_alter_request(1, alts, False)) > 0x8000

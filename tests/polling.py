@@ -1,0 +1,43 @@
+"""Polling helpers for tests that read back what a broker was told.
+
+A describe trails the controller (KRaft brokers apply the metadata log at their own pace), and
+on a loaded two-core machine the lag reaches seconds, so every read-back polls under one
+generous bound rather than a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+READ_BACK_TIMEOUT = 30.0
+
+
+def eventually(
+    fetch: Callable[[], T], check: Callable[[T], bool], timeout: float = READ_BACK_TIMEOUT
+) -> T:
+    """eventually returns the first value of ``fetch()`` that passes ``check``, or the last one
+    fetched when ``timeout`` runs out (the caller's assertion then shows it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fetch()
+        if check(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+def assert_eventually(check: Callable[[], object], timeout: float = READ_BACK_TIMEOUT) -> None:
+    """assert_eventually polls ``check`` (which asserts, or returns a truth value) until it
+    holds, re-raising its last AssertionError when ``timeout`` runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            assert check()
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)

@@ -1,0 +1,80 @@
+"""One Target for every command and program: how options combine, what it reads, and when."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kquota.errors import UsageError
+from kquota.model import Entity
+from kquota.plan.policy import Policy
+from kquota.snapshot import dump_snapshot
+from kquota.target import Target
+
+CONFIG = """\
+clusters:
+  prod:
+    kafka:
+      bootstrap.servers: prod-1:9093
+      sasl.password: ${KQUOTA_TEST_UNSET_SECRET}
+    desired: [quotas/prod]
+    policy: {prune: true}
+"""
+
+
+def test_snapshot_and_bootstrap_server_exclude_each_other(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="exclude each other"):
+        Target.resolve(snapshot=tmp_path / "s.json", bootstrap_server="h:1", config_path=None)
+
+
+def test_the_single_configured_cluster_is_used_without_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "kquota.yaml").write_text(CONFIG)
+    monkeypatch.chdir(tmp_path)
+    target = Target.resolve()
+    assert target.label == "prod"
+    assert target.policy(prune=None, allow_mass_removal=False).prune is True
+    assert target.desired_paths() == [tmp_path / "quotas" / "prod"]
+
+
+def test_a_snapshot_target_reads_no_secret_until_it_goes_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "kquota.yaml").write_text(CONFIG)
+    snapshot = tmp_path / "s.json"
+    snapshot.write_bytes(dump_snapshot({Entity.of({"user": "a"}): {"request_percentage": 5.0}}))
+    monkeypatch.chdir(tmp_path)
+    target = Target.resolve(snapshot=snapshot, cluster_name="prod")
+    state, origin = target.load_state_and_origin()  # offline: the unset ${VAR} is not read
+    assert state == {Entity.of({"user": "a"}): {"request_percentage": 5.0}}
+    assert origin.cluster == "prod"
+    with pytest.raises(Exception, match="KQUOTA_TEST_UNSET_SECRET"):
+        target.client_properties()
+
+
+def test_properties_merge_lowest_first_and_repr_masks_secrets(tmp_path: Path) -> None:
+    props_file = tmp_path / "c.properties"
+    props_file.write_text("client.id=from-file\nsasl.password=file-secret\n")
+    target = Target.from_options("flag:2", props_file, {"client.id": "own", "retries": "1"})
+    merged = target.client_properties()
+    assert merged["bootstrap.servers"] == "flag:2"
+    assert (merged["client.id"], merged["retries"]) == ("from-file", "1")
+    assert target.bootstrap_servers == ("flag:2",)
+    assert "file-secret" not in repr(target)
+
+
+def test_a_live_target_needs_bootstrap_servers() -> None:
+    with pytest.raises(UsageError, match="no bootstrap servers"):
+        Target.live({})
+
+
+def test_a_program_target_is_labelled_and_planned_under_its_policy() -> None:
+    policy = Policy.build([{"user": "team-*"}], prune=True)
+    target = Target.live({"bootstrap.servers": "h:1"}, policy=policy)
+    assert target.label == "h:1"
+    planned = target.policy(prune=None, allow_mass_removal=True)
+    assert planned.prune and planned.allow_mass_removal
+    assert not planned.in_scope(Entity.of({"user": "other"}))
+    assert target.policy(prune=False, allow_mass_removal=False).prune is False
