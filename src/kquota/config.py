@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from kquota.config_file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
 from kquota.config_file import find_config as find_config  # re-exported
 from kquota.errors import KquotaError
+from kquota.localfile import MiB, UnreadableFile, read_regular
 from kquota.model import ENTITY_TYPES
 from kquota.plan.policy import (
     DEFAULT_MAX_REMOVAL_FRACTION,
@@ -54,6 +55,9 @@ from kquota.plan.policy import (
     ScopeMatch,
 )
 from kquota.secrets import mask
+
+MAX_CONFIG_BYTES = MiB
+"""The largest kquota.yaml read: a config, not data."""
 
 if TYPE_CHECKING:
     from kquota.desired.nodes import Node
@@ -214,9 +218,11 @@ def load_config(path: str | Path) -> ProjectConfig:
     """load_config reads and validates kquota.yaml; ConfigError with file:line on problems."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{p}: cannot read config: {e.strerror or e}") from None
+        text = read_regular(p, limit=MAX_CONFIG_BYTES, larger="a kquota.yaml").decode("utf-8")
+    except UnreadableFile as e:
+        raise ConfigError(f"{p}: cannot read config: {e.reason}; allowed: {e.allowed}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: the config is not UTF-8 text") from None
     data, lines = _load_yaml(text, str(p))
     try:
         config = ProjectConfig.model_validate(data)

@@ -20,6 +20,17 @@ IP = "ip"
 ENTITY_TYPES: tuple[str, ...] = (USER, CLIENT_ID, IP)
 DEFAULT_NAME_DISPLAY = "<default>"
 
+MAX_NAME_BYTES = 0x7FFF
+"""The longest name the protocol carries: 32,767 bytes of UTF-8. Kafka's generated readers
+refuse a longer string even where the wire form could hold it (compact strings), so one such
+name fails the whole request at apply time."""
+
+
+def name_bytes(name: str) -> int:
+    """name_bytes is the length of ``name`` on the wire (UTF-8)."""
+    return len(name.encode("utf-8", "surrogatepass"))
+
+
 _TYPE_RANK = {t: i for i, t in enumerate(ENTITY_TYPES)}
 
 

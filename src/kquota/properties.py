@@ -10,6 +10,10 @@ import re
 from pathlib import Path
 
 from kquota.errors import UsageError
+from kquota.localfile import MiB, UnreadableFile, read_regular
+
+MAX_CONFIG_BYTES = MiB
+"""The largest client properties file read: a config, not data."""
 
 
 def read_properties(path: Path) -> dict[str, str]:
@@ -21,9 +25,11 @@ def read_properties(path: Path) -> dict[str, str]:
     decoded. Values are never echoed in errors.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read properties file: {e.strerror or e}") from None
+        text = read_regular(path, limit=MAX_CONFIG_BYTES, larger="a client config").decode()
+    except UnreadableFile as e:
+        raise UsageError(
+            f"{path}: cannot read properties file: {e.reason}; allowed: {e.allowed}"
+        ) from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: properties file is not UTF-8") from None
     return parse_properties(text)

@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, USER, Entity
+from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, MAX_NAME_BYTES, USER, Entity, name_bytes
 from kquota.render.format import safe_text
 
 
@@ -97,6 +97,12 @@ def alteration_problems(
     nothing is sent when it would fail. An entity type kquota does not know is left to the
     broker: its own message is the one to show."""
     problems: list[str] = []
+    for etype, name in entity.parts:
+        if name is not None and name_bytes(name) > MAX_NAME_BYTES:
+            problems.append(
+                f"the {safe_text(etype)} name is {name_bytes(name)} bytes in UTF-8, longer than "
+                f"the protocol allows (at most {MAX_NAME_BYTES})"
+            )
     for key in sorted(set(adds) & set(deletes)):
         problems.append(f"{safe_text(key)} is both added and deleted")
     if not all(t in ENTITY_TYPES for t in entity.types):

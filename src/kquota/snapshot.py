@@ -27,6 +27,7 @@ from typing import IO, Any, Literal, cast
 import orjson
 
 from kquota.errors import KquotaError
+from kquota.localfile import MiB, UnreadableFile, read_regular
 from kquota.model import (
     CLIENT_ID,
     USER,
@@ -38,6 +39,9 @@ from kquota.model import (
     sorted_entities,
 )
 from kquota.plan.fingerprint import snapshot_fingerprint
+
+MAX_SNAPSHOT_BYTES = 1024 * MiB
+"""The largest snapshot file read: room for millions of entities, not for a device or a log."""
 
 SNAPSHOT_FORMAT_VERSION = 1
 SNAPSHOT_META = ("cluster", "cluster_id", "captured_at")
@@ -76,9 +80,11 @@ def read_snapshot_and_meta(path: str | Path) -> tuple[QuotaState, SnapshotMeta]:
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise SnapshotError(f"{p}: cannot read snapshot: {e.strerror or e}") from None
+        data = read_regular(p, limit=MAX_SNAPSHOT_BYTES, larger="a snapshot of one cluster")
+    except UnreadableFile as e:
+        raise SnapshotError(
+            f"{p}: cannot read snapshot: {e.reason}; allowed: {e.allowed}"
+        ) from None
     meta: SnapshotMeta = dict.fromkeys(SNAPSHOT_META)
     return parse_snapshot(data, str(p), meta), meta
 

@@ -131,7 +131,7 @@ class Target:
             )
         config: ProjectConfig | None = None
         path = config_path or find_config()
-        if config_path is not None and not config_path.is_file():
+        if config_path is not None and not config_path.exists():
             raise UsageError(f"{config_path}: no such config file")
         if path is not None:
             from kquota.config import load_config

@@ -124,6 +124,10 @@ def test_installed_as_its_own_console_script() -> None:
         (["--resolve", "--names=group=g"], "resolve takes user, client-id and ip; not group"),
         (["--alter", "--names=user=a"], "nothing to alter"),
         (["--alter", "--names=user=a", "--add=producer_byte_rate=1.5"], "whole number"),
+        (
+            ["--alter", "--names=user=" + "u" * 32768, "--add=producer_byte_rate=1"],
+            "longer than the protocol allows",
+        ),
         (["--describe"], "no bootstrap servers"),
     ],
 )

@@ -107,6 +107,12 @@ def test_parse_adds() -> None:
         ({"ip": "1.2.3.4"}, {"connection_creation_rate": 2.0**31}, [], "at most 2147483647"),
         ({"ip": "1.2.3.4", "user": "a"}, {"producer_byte_rate": 1.0}, [], "cannot be combined"),
         (
+            {"user": None, "client-id": "c" * 32768},
+            {"producer_byte_rate": 1.0},
+            [],
+            "the client-id name is 32768 bytes in UTF-8, longer than the protocol allows",
+        ),
+        (
             {"user": "a"},
             {"producer_byte_rate": 1.0},
             ["producer_byte_rate"],

@@ -36,6 +36,7 @@ from typing import Any
 
 from kquota.desired import rules
 from kquota.errors import KquotaError
+from kquota.localfile import MiB, UnreadableFile, read_regular
 from kquota.model import ENTITY_TYPES, IP, Entity, QuotaState
 from kquota.plan.policy import Policy
 from kquota.plan.types import (
@@ -51,6 +52,9 @@ from kquota.plan.types import (
     Removals,
 )
 from kquota.render.format import display_entity, safe_text
+
+MAX_PLAN_BYTES = 1024 * MiB
+"""The largest saved plan read: far above a real plan, far below what would exhaust memory."""
 
 MAX_SHOWN = 20
 """A plan with more problems than this shows the first ones and a count."""
@@ -225,10 +229,10 @@ def load_plan_file(path: Path, policy: Policy) -> Plan:
     PlanFileError for every problem found, each naming the field and what is allowed.
     """
     try:
-        data = path.read_bytes()
-    except OSError as e:
+        data = read_regular(path, limit=MAX_PLAN_BYTES, larger="plan a smaller change")
+    except UnreadableFile as e:
         raise PlanFileError(
-            str(path), [f"cannot read the saved plan: {e.strerror or e}; allowed: {PLAN_HELP}"]
+            str(path), [f"cannot read the saved plan: {e.reason}; allowed: {e.allowed}"]
         ) from None
     return parse_plan(data, str(path), policy)
 
@@ -446,6 +450,11 @@ def _entity(raw: object, path: str, check: _Checker) -> Entity | None:
     if bad is None and ip is not None:
         bad = rules.ip_problem(ip)
         bad = None if bad is None else (bad[0], _IP_HELP)  # JSON writes the default as null
+    for part_type, part_name in parts.items():
+        if bad is None and part_name is not None:
+            # Only the protocol's limit: a plan may rightly carry control characters (a name
+            # declared verbatim, or one the cluster holds that prune removes) without saying so.
+            bad = rules.name_problem(part_type, part_name, verbatim=True)
     if bad is not None:
         check.add(path, *bad)
         return None

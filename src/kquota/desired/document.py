@@ -37,7 +37,7 @@ from kquota.desired.nodes import (
     scalar_value,
 )
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.model import ENTITY_TYPES, IP, Entity, ValuesPool, pooled
+from kquota.model import ENTITY_TYPES, IP, MAX_NAME_BYTES, Entity, ValuesPool, pooled
 from kquota.names import canonical_ip, unusual_name
 from kquota.quotakeys import QUOTA_KEYS, allowed_keys
 from kquota.render.format import safe_text
@@ -47,7 +47,7 @@ _ENTRY_FIELDS = ENTRY_FIELDS
 _LITERAL_FIELD, _VERBATIM_FIELD = LITERAL_FIELDS
 # At most 4 bytes of UTF-8 a character: a name this short is surely within the protocol's
 # 32,767 bytes, whatever its characters.
-_SURELY_SHORT = rules.MAX_NAME_BYTES // 4
+_SURELY_SHORT = MAX_NAME_BYTES // 4
 _LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
 _ENTITY_TYPES = frozenset(ENTITY_TYPES)
 _ALL_KEYS = ", ".join(QUOTA_KEYS)

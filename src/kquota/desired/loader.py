@@ -30,6 +30,7 @@ from kquota.desired.nodes import gc_paused
 from kquota.desired.problems import Problems
 from kquota.desired.reader import read_file
 from kquota.desired.state import DesiredState
+from kquota.localfile import UnreadableFile, os_problem, read_regular
 
 SUFFIXES = (".yaml", ".yml")
 """Read in any letter case: the check lower-cases the name first."""
@@ -38,15 +39,6 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 """The largest desired-state file read: 256 MiB, about 2.5 million entries in the canonical
 shape (loading one takes several GiB of memory). It stops a log or a device named ``.yaml``
 from exhausting memory; larger desired state can be split into several files."""
-
-_READABLE = "a readable regular file"
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a folder"),
-)
 
 
 def load_desired(paths: Sequence[Path]) -> DesiredState:
@@ -106,51 +98,11 @@ def read_limited(
 ) -> bytes | None:
     """read_limited reads one regular file of at most ``limit`` bytes, or records why not
     (``larger`` says what to do with a larger file)."""
-    name = str(path)
     try:
-        kind = _not_regular(os.stat(path).st_mode)
-        if kind is not None:
-            problems.add_path(name, f"not read: it is {kind}", _READABLE)
-            return None
-        # O_NONBLOCK: should the path be swapped for a FIFO after the check, opening it
-        # still returns at once, and the check on the descriptor below refuses it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as e:
-        problems.add_path(name, _os_problem(e), _READABLE)
+        return read_regular(path, limit=limit, larger=larger)
+    except UnreadableFile as e:
+        problems.add_path(str(path), e.what, e.allowed)
         return None
-    with os.fdopen(fd, "rb") as f:
-        try:
-            st = os.fstat(fd)
-            kind = _not_regular(st.st_mode)
-            if kind is not None:
-                problems.add_path(name, f"not read: it is {kind}", _READABLE)
-                return None
-            data = f.read(limit + 1) if st.st_size <= limit else None
-        except OSError as e:
-            problems.add_path(name, _os_problem(e), _READABLE)
-            return None
-    if data is None or len(data) > limit:
-        size = f"{st.st_size} bytes" if data is None else "more than that"
-        mib = f"{limit / (1024 * 1024):g} MiB"
-        problems.add_path(
-            name,
-            f"file too large ({size}; the limit is {limit} bytes, {mib})",
-            f"files up to {mib}: {larger}",
-        )
-        return None
-    return data
-
-
-def _not_regular(mode: int) -> str | None:
-    if stat.S_ISREG(mode):
-        return None
-    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
-
-
-def _os_problem(e: OSError) -> str:
-    if e.errno == errno.ELOOP:
-        return "cannot read: a symlink loop (too many levels of symbolic links)"
-    return f"cannot read: {e.strerror or e}"
 
 
 def expand_paths(paths: Sequence[Path], problems: Problems) -> list[Path]:
@@ -187,7 +139,7 @@ def expand_paths(paths: Sequence[Path], problems: Problems) -> list[Path]:
 
 def _missing(path: Path, e: OSError, problems: Problems) -> None:
     if e.errno == errno.ELOOP:
-        problems.add_path(str(path), _os_problem(e), "an existing file or folder")
+        problems.add_path(str(path), os_problem(e), "an existing file or folder")
     elif path.is_symlink():
         problems.add_path(
             str(path), "a symlink to a missing file or folder", "an existing file or folder"
@@ -207,7 +159,7 @@ def _walk(folder: Path, problems: Problems) -> list[Path]:
     found: list[Path] = []
 
     def unreadable(e: OSError) -> None:  # os.walk would skip an unreadable folder silently
-        problems.add_path(str(e.filename or folder), _os_problem(e), "a readable folder")
+        problems.add_path(str(e.filename or folder), os_problem(e), "a readable folder")
 
     for dirpath, dirnames, filenames in os.walk(folder, onerror=unreadable):
         kept = []

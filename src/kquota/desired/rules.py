@@ -35,7 +35,7 @@ from kquota.desired.nodes import (
     resolve_tag,
     scalar_value,
 )
-from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, USER
+from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, MAX_NAME_BYTES, USER, name_bytes
 from kquota.names import ip_address
 from kquota.quotakeys import INT_MAX, LONG_MAX, QUOTA_KEYS, ValueType
 from kquota.units import SIZE_HELP, UnitError, parse_byte_size
@@ -149,11 +149,6 @@ def ip_problem(name: str) -> Complaint | None:
     return None
 
 
-MAX_NAME_BYTES = 0x7FFF
-"""The longest name the protocol carries: 32,767 bytes of UTF-8. Kafka's generated readers
-refuse a longer string even where the wire form could hold it (compact strings), so one such
-name fails the whole request at apply time."""
-
 NAME_CHARS_HELP = (
     'a name without control characters, or {name: "...", verbatim: true} for a name a '
     "cluster really has"
@@ -163,7 +158,7 @@ NAME_CHARS_HELP = (
 def name_problem(etype: str, name: str, verbatim: bool) -> Complaint | None:
     """name_problem refuses names the broker cannot take (too long) and, unless declared
     ``verbatim``, names with control characters, which are almost always mistakes."""
-    size = len(name.encode("utf-8", "surrogatepass"))
+    size = name_bytes(name)
     if size > MAX_NAME_BYTES:
         return (
             f"{etype} name is {size} bytes in UTF-8, longer than the protocol allows",

@@ -16,10 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from kquota.errors import KquotaError
+from kquota.localfile import MiB, UnreadableFile, read_regular
 from kquota.model import Entity, QuotaState
 from kquota.plan.precedence import Level, candidate, choose
 from kquota.plan.resolver import resolve
 from kquota.quotakeys import CLIENT_KEYS
+
+MAX_PRINCIPALS_BYTES = 256 * MiB
+"""The largest principals file read (CSV or JSON Lines, one principal a line)."""
 
 UserClient = tuple[str, str]
 Effective = dict[str, tuple[float, Entity]]
@@ -28,9 +32,14 @@ Effective = dict[str, tuple[float, Entity]]
 def read_principals(path: Path) -> list[UserClient]:
     """read_principals reads ``user,client-id`` CSV (with that header) or JSON Lines."""
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise KquotaError(f"{path}: cannot read principals: {e.strerror or e}") from None
+        data = read_regular(path, limit=MAX_PRINCIPALS_BYTES, larger="split the principals")
+        text = data.decode("utf-8")
+    except UnreadableFile as e:
+        raise KquotaError(
+            f"{path}: cannot read principals: {e.reason}; allowed: {e.allowed}"
+        ) from None
+    except UnicodeDecodeError:
+        raise KquotaError(f"{path}: the principals file is not UTF-8 text") from None
     out: list[UserClient] = []
     if path.suffix == ".csv":
         rows = list(csv.reader(text.splitlines()))

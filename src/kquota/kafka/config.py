@@ -38,6 +38,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from kquota.errors import UsageError
+from kquota.localfile import UnreadableFile, read_regular
+from kquota.properties import MAX_CONFIG_BYTES
 from kquota.secrets import MASK
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -130,11 +132,13 @@ class ClientConfig:
         """oauthbearer returns the token, reading the token file again (tokens rotate)."""
         if self.oauthbearer_token_file is not None:
             try:
-                token = self.oauthbearer_token_file.read_text(encoding="utf-8").strip()
-            except OSError as e:
+                data = read_regular(
+                    self.oauthbearer_token_file, limit=MAX_CONFIG_BYTES, larger="one token"
+                )
+                token = data.decode("utf-8").strip()
+            except (UnreadableFile, UnicodeDecodeError) as e:
                 raise UsageError(
-                    f"cannot read sasl.oauthbearer.token.file {self.oauthbearer_token_file}: "
-                    f"{e.strerror or e}"
+                    f"cannot read sasl.oauthbearer.token.file {self.oauthbearer_token_file}: {e}"
                 ) from None
             if not token:
                 raise UsageError(
