@@ -1,5 +1,6 @@
 """The commit order that leaves no principal unthrottled between alterations (pure part;
-the broker test is tests/integration/test_apply_no_gap.py)."""
+the broker test is tests/integration/test_integration_impact.py::
+test_a_quota_moving_between_entities_is_never_missing)."""
 
 from __future__ import annotations
 
