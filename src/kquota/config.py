@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from kquota.config_file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
 from kquota.config_file import find_config as find_config  # re-exported
 from kquota.errors import KquotaError
-from kquota.localfile import MiB, UnreadableFile, read_regular
+from kquota.localfile import MiB, UnreadableFile, read_text
 from kquota.model import ENTITY_TYPES
 from kquota.plan.policy import (
     DEFAULT_MAX_REMOVAL_FRACTION,
@@ -218,11 +218,9 @@ def load_config(path: str | Path) -> ProjectConfig:
     """load_config reads and validates kquota.yaml; ConfigError with file:line on problems."""
     p = Path(path)
     try:
-        text = read_regular(p, limit=MAX_CONFIG_BYTES, larger="a kquota.yaml").decode("utf-8")
+        text = read_text(p, limit=MAX_CONFIG_BYTES, larger="a kquota.yaml")
     except UnreadableFile as e:
-        raise ConfigError(f"{p}: cannot read config: {e.reason}; allowed: {e.allowed}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: the config is not UTF-8 text") from None
+        raise ConfigError(e.message(p, "config")) from None
     data, lines = _load_yaml(text, str(p))
     try:
         config = ProjectConfig.model_validate(data)

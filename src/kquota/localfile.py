@@ -39,6 +39,10 @@ class UnreadableFile(Exception):
     def __str__(self) -> str:
         return f"{self.what}; allowed: {self.allowed}"
 
+    def message(self, path: Path, what: str) -> str:
+        """message is the one-line error for ``path``, read as ``what`` ("snapshot")."""
+        return f"{path}: cannot read {what}: {self.reason}; allowed: {self.allowed}"
+
 
 def read_regular(path: Path, *, limit: int, larger: str) -> bytes:
     """read_regular reads one regular file of at most ``limit`` bytes, or raises
@@ -67,6 +71,14 @@ def read_regular(path: Path, *, limit: int, larger: str) -> bytes:
             f"files up to {mib}: {larger}",
         )
     return data
+
+
+def read_text(path: Path, *, limit: int, larger: str) -> str:
+    """read_text is :func:`read_regular` for a UTF-8 text file."""
+    try:
+        return read_regular(path, limit=limit, larger=larger).decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnreadableFile("it is not UTF-8 text", "a UTF-8 text file") from None
 
 
 def not_regular(mode: int) -> str | None:

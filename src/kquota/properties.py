@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from kquota.errors import UsageError
-from kquota.localfile import MiB, UnreadableFile, read_regular
+from kquota.localfile import MiB, UnreadableFile, read_text
 
 MAX_CONFIG_BYTES = MiB
 """The largest client properties file read: a config, not data."""
@@ -25,13 +25,9 @@ def read_properties(path: Path) -> dict[str, str]:
     decoded. Values are never echoed in errors.
     """
     try:
-        text = read_regular(path, limit=MAX_CONFIG_BYTES, larger="a client config").decode()
+        text = read_text(path, limit=MAX_CONFIG_BYTES, larger="a client config")
     except UnreadableFile as e:
-        raise UsageError(
-            f"{path}: cannot read properties file: {e.reason}; allowed: {e.allowed}"
-        ) from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: properties file is not UTF-8") from None
+        raise UsageError(e.message(path, "properties file")) from None
     return parse_properties(text)
 
 

@@ -82,9 +82,7 @@ def read_snapshot_and_meta(path: str | Path) -> tuple[QuotaState, SnapshotMeta]:
     try:
         data = read_regular(p, limit=MAX_SNAPSHOT_BYTES, larger="a snapshot of one cluster")
     except UnreadableFile as e:
-        raise SnapshotError(
-            f"{p}: cannot read snapshot: {e.reason}; allowed: {e.allowed}"
-        ) from None
+        raise SnapshotError(e.message(p, "snapshot")) from None
     meta: SnapshotMeta = dict.fromkeys(SNAPSHOT_META)
     return parse_snapshot(data, str(p), meta), meta
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kquota.errors import KquotaError
-from kquota.localfile import MiB, UnreadableFile, read_regular
+from kquota.localfile import MiB, UnreadableFile, read_text
 from kquota.model import Entity, QuotaState
 from kquota.plan.precedence import Level, candidate, choose
 from kquota.plan.resolver import resolve
@@ -32,14 +32,9 @@ Effective = dict[str, tuple[float, Entity]]
 def read_principals(path: Path) -> list[UserClient]:
     """read_principals reads ``user,client-id`` CSV (with that header) or JSON Lines."""
     try:
-        data = read_regular(path, limit=MAX_PRINCIPALS_BYTES, larger="split the principals")
-        text = data.decode("utf-8")
+        text = read_text(path, limit=MAX_PRINCIPALS_BYTES, larger="split the principals")
     except UnreadableFile as e:
-        raise KquotaError(
-            f"{path}: cannot read principals: {e.reason}; allowed: {e.allowed}"
-        ) from None
-    except UnicodeDecodeError:
-        raise KquotaError(f"{path}: the principals file is not UTF-8 text") from None
+        raise KquotaError(e.message(path, "principals")) from None
     out: list[UserClient] = []
     if path.suffix == ".csv":
         rows = list(csv.reader(text.splitlines()))

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from kquota.errors import UsageError
-from kquota.localfile import UnreadableFile, read_regular
+from kquota.localfile import UnreadableFile, read_text
 from kquota.properties import MAX_CONFIG_BYTES
 from kquota.secrets import MASK
 
@@ -132,14 +132,10 @@ class ClientConfig:
         """oauthbearer returns the token, reading the token file again (tokens rotate)."""
         if self.oauthbearer_token_file is not None:
             try:
-                data = read_regular(
-                    self.oauthbearer_token_file, limit=MAX_CONFIG_BYTES, larger="one token"
-                )
-                token = data.decode("utf-8").strip()
-            except (UnreadableFile, UnicodeDecodeError) as e:
-                raise UsageError(
-                    f"cannot read sasl.oauthbearer.token.file {self.oauthbearer_token_file}: {e}"
-                ) from None
+                path = self.oauthbearer_token_file
+                token = read_text(path, limit=MAX_CONFIG_BYTES, larger="one token").strip()
+            except UnreadableFile as e:
+                raise UsageError(e.message(path, "sasl.oauthbearer.token.file")) from None
             if not token:
                 raise UsageError(
                     f"sasl.oauthbearer.token.file {self.oauthbearer_token_file} is empty"
