@@ -26,11 +26,16 @@ QUOTAS = "quotas"
 
 _S = f"({_SCALAR})"
 _FLOW = rf"\{{{_S}: {_S}(?:, {_S}: {_S})?(?:, {_S}: {_S})?(?:, {_S}: {_S})?\}}"
-# Groups: 1 indent, 2 "- ", 3 key, 4-11 flow pairs, 12 scalar value; blank and comment
-# lines match with no group set.
+_END = r"(?: +#[^\n]*| *)\n"
+# Groups: 1 indent, 2 "- ", 3 key, 4-11 flow pairs, 12 scalar value. A whole entry on one
+# line, ``- {match: {...}, set: {...}}``: 13 indent, 14 and 23 keys, 15-22 and 24-31 their
+# flow pairs. Blank and comment lines match with no group set.
 _LINE = re.compile(
-    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_S}))?(?: +#[^\n]*| *)\n| *(?:#[^\n]*)?\n"
+    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_S}))?{_END}"
+    rf"|( *)- \{{({_PLAIN}): {_FLOW}, ({_PLAIN}): {_FLOW}\}}{_END}"
+    r"| *(?:#[^\n]*)?\n"
 )
+_ENTRY_KEYS = ((13, 14), (22, 23))  # each key's group and its first flow group (0-based)
 
 
 def scan_canonical(text: str, on_entry: Callable[[MapNode], None] | None = None) -> Node | None:
@@ -60,11 +65,15 @@ def scan_canonical(text: str, on_entry: Callable[[MapNode], None] | None = None)
         lineno += 1
         groups = m.groups()
         ind, dash, key, scalar = groups[0], groups[1], groups[2], groups[11]
-        if key is None:
+        flow_entry = groups[12] is not None  # a whole entry on one line
+        if flow_entry:
+            ind, dash = groups[12], "- "
+        elif key is None:
             continue  # blank or comment line
-        ktag, kval = get(key) or _token(key)
+        else:
+            ktag, kval = get(key) or _token(key)
         if dash is not None or ind:
-            if groups[3] is None and scalar is None:
+            if groups[3] is None and scalar is None and not flow_entry:
                 return None
             col = len(ind) + (3 if dash is not None else 1)
             if dash is not None:
@@ -81,6 +90,14 @@ def scan_canonical(text: str, on_entry: Callable[[MapNode], None] | None = None)
                     return None
                 if streamed is not None and item is not None:
                     streamed(item)
+                if flow_entry:
+                    entry = _flow_entry(m, lineno)
+                    if streamed is None:
+                        seq.items.append(entry)
+                    else:
+                        streamed(entry)
+                    item = None  # a flow entry takes no more keys on the lines below it
+                    continue
                 item = MapNode([], lineno, col)
                 if streamed is None:
                     seq.items.append(item)
@@ -132,3 +149,27 @@ def scan_canonical(text: str, on_entry: Callable[[MapNode], None] | None = None)
     if streamed is not None and item is not None:
         streamed(item)
     return top
+
+
+def _flow_entry(m: re.Match[str], lineno: int) -> MapNode:
+    """_flow_entry is the entry ``- {match: {...}, set: {...}}`` that ``m`` matched, with the
+    composer's positions (each node where its text starts; a mapping at its ``{``)."""
+    groups = m.groups()
+    get = _TOKENS.get
+    start = m.start() - 1  # columns are 1-based
+    entry = MapNode([], lineno, m.start(14) - start - 1)
+    for key_group, first in _ENTRY_KEYS:
+        key = groups[key_group]
+        pairs: list[tuple[Node, Node]] = []
+        for i in range(first, first + 8, 2):
+            pk, pv = groups[i], groups[i + 1]
+            if pk is None:
+                break
+            ptag, pval = get(pk) or _token(pk)
+            qtag, qval = get(pv) or _token(pv)
+            key_scalar = Scalar(ptag, pval, lineno, m.start(i + 1) - start)
+            pairs.append((key_scalar, Scalar(qtag, qval, lineno, m.start(i + 2) - start)))
+        ktag, kval = get(key) or _token(key)
+        value = MapNode(pairs, lineno, m.start(first + 1) - start - 1)
+        entry.pairs.append((Scalar(ktag, kval, lineno, m.start(key_group + 1) - start), value))
+    return entry
