@@ -10,15 +10,15 @@ failed alteration exits 1 with the broker's message.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
+from kquota.cli.option_group import option_group
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import AlterationFailed, UsageError
 from kquota.operations.alter import alter, checked_alteration, entity_of_parts
@@ -85,23 +85,16 @@ def alteration_options(f: F) -> F:
     """alteration_options adds --add, --delete and --validate-only (KIP-546's flags); the
     command receives them as one ``change: AlterationFlags`` parameter."""
 
-    @functools.wraps(f)
-    def collect(*args: Any, **kwargs: Any) -> Any:
-        change = AlterationFlags(
-            kwargs.pop("adds"), kwargs.pop("deletes"), kwargs.pop("validate_only")
-        )
-        return f(*args, change=change, **kwargs)
-
-    wrapped: Any = click.option(
-        "--validate-only", is_flag=True, help="Have the broker check, not apply."
-    )(collect)
-    wrapped = click.option(
-        "--delete", "deletes", multiple=True, metavar="KEY[,KEY]", help="Remove quotas."
-    )(wrapped)
-    wrapped = click.option(
-        "--add", "adds", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]", help="Set quotas."
-    )(wrapped)
-    return cast(F, wrapped)
+    options = [
+        click.option(
+            "--add", "adds", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]", help="Set quotas."
+        ),
+        click.option(
+            "--delete", "deletes", multiple=True, metavar="KEY[,KEY]", help="Remove quotas."
+        ),
+        click.option("--validate-only", is_flag=True, help="Have the broker check, not apply."),
+    ]
+    return option_group("change", AlterationFlags, options)(f)
 
 
 @click.command("alter")

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
+from kquota.cli.option_group import option_group
 from kquota.cli.timeout_option import timeout_option
 from kquota.plan.policy import Policy
 
@@ -123,23 +122,11 @@ class FleetFlags:
         )
 
 
-_FLAG_NAMES = tuple(f.name for f in dataclasses.fields(FleetFlags))
-
-
 def _fleet_options(f: F) -> F:
     """_fleet_options adds the flags of :class:`FleetFlags` and ``--timeout``; the command
     receives them as one ``fleet: FleetFlags`` parameter and runs under the deadline."""
-
-    @functools.wraps(f)
-    def collect(*args: Any, **kwargs: Any) -> Any:
-        fleet = FleetFlags(**{name: kwargs.pop(name) for name in _FLAG_NAMES})
-        return f(*args, fleet=fleet, **kwargs)
-
-    wrapped: Any = timeout_option("fleet")(collect)
     options = (_desired, _snapshots, _out, _engine, _master, _driver_memory, _conf, _ship)
-    for option in reversed(options):
-        wrapped = option(wrapped)
-    return cast(F, wrapped)
+    return option_group("fleet", FleetFlags, (*options, timeout_option("fleet")))(f)
 
 
 @click.group("fleet")

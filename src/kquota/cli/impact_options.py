@@ -3,14 +3,14 @@ a plan's blast radius and the principals it may not throttle harder (docs/impact
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import click
 
+from kquota.cli.option_group import option_group
 from kquota.errors import UsageError
 from kquota.plan.policy import ProtectMatch
 from kquota.principals.model import Discovery
@@ -50,50 +50,41 @@ def parse_protect(text: str) -> ProtectMatch:
 
 def protect_options(f: F) -> F:
     """protect_options adds --protect and --allow-protected-change (as ``guard: ProtectArgs``)."""
-
-    @functools.wraps(f)
-    def collect(*args: Any, **kwargs: Any) -> Any:
-        guard = ProtectArgs(kwargs.pop("protect"), kwargs.pop("allow_protected_change"))
-        return f(*args, guard=guard, **kwargs)
-
-    wrapped: Any = click.option(
-        "--protect",
-        multiple=True,
-        metavar="TYPE=NAME",
-        help="Protect principals (repeatable; globs as in scopes): a plan that lowers or newly "
-        "imposes one's effective quota stops, like a mass removal.",
-    )(
+    options = [
+        click.option(
+            "--protect",
+            multiple=True,
+            metavar="TYPE=NAME",
+            help="Protect principals (repeatable; globs as in scopes): a plan that lowers or "
+            "newly imposes one's effective quota stops, like a mass removal.",
+        ),
         click.option(
             "--allow-protected-change",
             is_flag=True,
             help="Override the protected-principals guard (after review).",
-        )(collect)
-    )
-    return cast(F, wrapped)
+        ),
+    ]
+    return option_group("guard", ProtectArgs, options)(f)
 
 
 def impact_options(f: F) -> F:
     """impact_options adds --impact and --principals FILE (as ``wanted: ImpactArgs``)."""
-
-    @functools.wraps(f)
-    def collect(*args: Any, **kwargs: Any) -> Any:
-        wanted = ImpactArgs(kwargs.pop("impact"), kwargs.pop("principals_file"))
-        return f(*args, wanted=wanted, **kwargs)
-
-    wrapped: Any = click.option(
-        "--impact",
-        is_flag=True,
-        help="Show every known principal whose effective quota the plan changes.",
-    )(
+    options = [
+        click.option(
+            "--impact",
+            "live",
+            is_flag=True,
+            help="Show every known principal whose effective quota the plan changes.",
+        ),
         click.option(
             "--principals",
             "principals_file",
             type=click.Path(path_type=Path, dir_okay=False),
             help="Also resolve the principals in FILE, one 'user=NAME,client-id=ID' a line "
             "(implies the impact of the plan on them).",
-        )(collect)
-    )
-    return cast(F, wrapped)
+        ),
+    ]
+    return option_group("wanted", ImpactArgs, options)(f)
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,14 @@ they combine). This module only parses flags and prints warnings; the work is in
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import click
 
+from kquota.cli.option_group import option_group
 from kquota.operations.desired import LoadedDesired, load_desired_state
 from kquota.target import Target
 
@@ -87,17 +87,7 @@ def _with_targeting(f: F, *, offline: bool) -> F:
             help="Project config (default: ./kquota.yaml if present).",
         ),
     ]
-
-    @functools.wraps(f)
-    def collect(*args: Any, **kwargs: Any) -> Any:
-        names = ("snapshot", "bootstrap_server", "command_config", "cluster_name", "config_path")
-        where = TargetingArgs(**{n: kwargs.pop(n, None) for n in names})
-        return f(*args, where=where, **kwargs)
-
-    wrapped: Any = collect
-    for option in reversed(options):
-        wrapped = option(wrapped)
-    return cast(F, wrapped)
+    return option_group("where", TargetingArgs, options)(f)
 
 
 def load_desired_quotas(paths: list[Path]) -> LoadedDesired:
