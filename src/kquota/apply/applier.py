@@ -136,16 +136,6 @@ class ApplyRefused(KquotaError):
     """ApplyRefused: the plan may not be applied as it is; nothing was written."""
 
 
-def to_admin_alterations(alterations: Sequence[Alteration]) -> list[Any]:
-    """to_admin_alterations maps plan alterations to QuotaAdmin's request types."""
-    from kquota.kafka.admin import QuotaAlteration, QuotaOp
-
-    return [
-        QuotaAlteration(a.entity, tuple(QuotaOp(op.key, op.value, op.remove) for op in a.ops))
-        for a in alterations
-    ]
-
-
 def _failures(results: Sequence[Any]) -> list[EntityFailure]:
     return [EntityFailure(r.entity, r.error_name, r.error_message) for r in results if not r.ok]
 
@@ -179,9 +169,8 @@ def apply_plan(
     report.already_applied = [a.entity for a in plan.alterations if a.entity in already_applied]
     if not alterations:
         return report
-    requests = to_admin_alterations(alterations)
-
-    report.validation_failures = _failures(admin.alter(requests, validate_only=True))
+    # The plan's alterations go to the wire as they are (QuotaAdmin reads entity and ops).
+    report.validation_failures = _failures(admin.alter(alterations, validate_only=True))
     if report.validation_failures:
         return report
 
@@ -191,7 +180,7 @@ def apply_plan(
     try:
         for start, end in batches:
             batch = alterations[start:end]
-            results = admin.alter(requests[start:end], validate_only=False)
+            results = admin.alter(batch, validate_only=False)
             _record(report, batch, results)
             if progress is not None:
                 progress(len(batch))

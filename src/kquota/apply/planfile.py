@@ -31,13 +31,14 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from kquota.desired import rules
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_regular
-from kquota.model import ENTITY_TYPES, IP, Entity, QuotaState
+from kquota.model import ENTITY_TYPES, IP, Entity, QuotaState, sorted_by_entity
 from kquota.plan.policy import Policy
 from kquota.plan.types import (
     IMPACT_FIELDS,
@@ -558,7 +559,7 @@ def _with_summary(
         )
     if check.problems:
         return None
-    alts = tuple(sorted((a for _, a in alterations), key=lambda a: a.entity.sort_key()))
+    alts = tuple(sorted_by_entity((a for _, a in alterations), attrgetter("entity")))
     plan = Plan(
         alterations=alts,
         unchanged=counts["unchanged"] or 0,

@@ -77,6 +77,7 @@ from kquota.kafka.protocol import (
     DESCRIBE_CLUSTER,
     encode_body,
 )
+from kquota.kafka.quotawire import Alteration as AlterationLike
 from kquota.kafka.quotawire import (
     AlterEntryResult,
     DescribeAnswer,
@@ -89,6 +90,7 @@ from kquota.model import Entity, QuotaState
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+A = TypeVar("A", bound=AlterationLike)
 
 # Half the controller's MAX_RECORDS_PER_USER_OP (10,000): far from the edge, few round trips.
 DEFAULT_CHUNK_KEYS = 5000
@@ -170,26 +172,24 @@ class AlteredQuota:
         return self.error_code == 0
 
 
-def _alter_body(alterations: list[QuotaAlteration], validate_only: bool, version: int) -> bytes:
+def _alter_body(alterations: list[AlterationLike], validate_only: bool, version: int) -> bytes:
     return encode_alter_request(version, alterations, validate_only)
 
 
 _DESCRIBE_ALL: dict[str, Any] = {"Components": [], "Strict": False}
 
 
-def _ops_count(alteration: QuotaAlteration) -> int:
+def _ops_count(alteration: AlterationLike) -> int:
     return max(1, len(alteration.ops))
 
 
-def chunk_alterations(
-    alterations: Sequence[QuotaAlteration], max_keys: int
-) -> list[list[QuotaAlteration]]:
+def chunk_alterations(alterations: Sequence[A], max_keys: int) -> list[list[A]]:
     """chunk_alterations groups whole entities so that no chunk has more than ``max_keys`` ops.
 
     An entity with more ops than ``max_keys`` gets a chunk of its own (never split).
     """
-    chunks: list[list[QuotaAlteration]] = []
-    current: list[QuotaAlteration] = []
+    chunks: list[list[A]] = []
+    current: list[A] = []
     size = 0
     for alteration in alterations:
         n = _ops_count(alteration)
@@ -203,7 +203,7 @@ def chunk_alterations(
     return chunks
 
 
-def check_unique(alterations: Sequence[QuotaAlteration]) -> None:
+def check_unique(alterations: Sequence[AlterationLike]) -> None:
     """check_unique rejects two alterations of one entity, or one key twice in an entity."""
     seen: set[Entity] = set()
     for alteration in alterations:
@@ -458,7 +458,7 @@ class AsyncQuotaAdmin:
             return await conn.call(api_key, encode, decode)
 
     async def alter(
-        self, alterations: Sequence[QuotaAlteration], *, validate_only: bool
+        self, alterations: Sequence[AlterationLike], *, validate_only: bool
     ) -> list[AlteredQuota]:
         """alter applies (or, with ``validate_only``, checks) alterations; one result each."""
         check_unique(alterations)
@@ -466,7 +466,7 @@ class AsyncQuotaAdmin:
             return []
         gate = asyncio.Semaphore(self._max_in_flight)
 
-        async def run(chunk: list[QuotaAlteration]) -> dict[Entity, AlteredQuota]:
+        async def run(chunk: list[AlterationLike]) -> dict[Entity, AlteredQuota]:
             async with gate:
                 return await self._alter_chunk(chunk, validate_only)
 
@@ -477,7 +477,7 @@ class AsyncQuotaAdmin:
         return [results[a.entity] for a in alterations]
 
     async def _alter_chunk(
-        self, chunk: list[QuotaAlteration], validate_only: bool
+        self, chunk: list[AlterationLike], validate_only: bool
     ) -> dict[Entity, AlteredQuota]:
         results: dict[Entity, AlteredQuota] = {}
         todo = chunk
@@ -495,7 +495,7 @@ class AsyncQuotaAdmin:
             answered: dict[Entity, tuple[int, str | None]] = {
                 e.entity: (e.error_code, e.error_message or None) for e in entries
             }
-            retry: list[QuotaAlteration] = []
+            retry: list[AlterationLike] = []
             for a in todo:
                 code, message = answered.get(
                     a.entity, (UNKNOWN_SERVER_ERROR, "the broker returned no result for it")
@@ -645,7 +645,10 @@ class QuotaAdmin:
         return self._run(self._core.cluster_id())
 
     def alter(
-        self, alterations: Sequence[QuotaAlteration], *, validate_only: bool
+        self, alterations: Sequence[AlterationLike], *, validate_only: bool
     ) -> list[AlteredQuota]:
-        """alter returns one :class:`AlteredQuota` per alteration, in the given order."""
+        """alter returns one :class:`AlteredQuota` per alteration, in the given order.
+
+        Anything with an entity and ops of key, value and remove will do (a plan's
+        alterations, without a copy): :class:`QuotaAlteration` is one."""
         return self._run(self._core.alter(alterations, validate_only=validate_only))

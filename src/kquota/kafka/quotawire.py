@@ -458,6 +458,9 @@ def _alter_request_fast(
     return b"".join(out)
 
 
+_SEEN_VALUES_LIMIT = 1 << 16
+
+
 def _describe_flexible(buf: bytes) -> DescribeAnswer:
     """_describe_flexible is :func:`_describe_fast` for version 1 with every read inlined.
 
@@ -474,12 +477,27 @@ def _describe_flexible(buf: bytes) -> DescribeAnswer:
         raise _Declined
     state: QuotaState = {}
     interned: dict[bytes, str] = {}
+    # Entities on one tier send the same bytes for their values (keys, doubles, tags), so a
+    # values section is looked up by its bytes before it is read: a section equal to one read
+    # before reads the same way, to its same end. ``span`` is the length of the last section
+    # read per first byte (the key count): equal keys make equal lengths. Equal sections share
+    # one dict, as the snapshot reader's pool does (states are read-only).
+    seen: dict[bytes, QuotaValues] = {}
+    span: dict[int, int] = {}
     f64 = _F64.unpack_from
     for _ in range(count):
         ent, pos = _flexible_entity(buf, pos, interned)
         m = buf[pos]
+        size = span.get(m)
+        if size is not None:
+            known = seen.get(buf[pos : pos + size])
+            if known is not None:
+                state[ent] = known
+                pos += size
+                continue
         if m == 0 or m >= 0x80:
             raise _Declined
+        start = pos
         pos += 1
         values: QuotaValues = {}
         for _ in range(m - 1):
@@ -500,6 +518,9 @@ def _describe_flexible(buf: bytes) -> DescribeAnswer:
             raise _Declined
         state[ent] = values
         pos += 1
+        if len(seen) < _SEEN_VALUES_LIMIT:
+            seen[buf[start:pos]] = values
+            span[m] = pos - start
     if pos + 1 != len(buf) or buf[pos]:
         raise _Declined
     return DescribeAnswer(code, message, state)

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from kquota.model import Entity, QuotaValues, sorted_entities
 
 _PREFIX = b"kquota-fp-1\n"
+# One encoder for every line: json.dumps with separators builds a new encoder per call.
+_LINE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def snapshot_fingerprint(
@@ -38,6 +40,5 @@ def snapshot_fingerprint(
             if values is None
             else [[k, struct.pack(">d", values[k]).hex()] for k in sorted(values)]
         )
-        h.update(json.dumps([entity.parts, encoded], separators=(",", ":")).encode())
-        h.update(b"\n")
+        h.update(_LINE([entity.parts, encoded]).encode() + b"\n")
     return "sha256:" + h.hexdigest()

@@ -19,8 +19,10 @@ rules live. The plan itself is the readable diff.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
+from operator import attrgetter
 
-from kquota.model import Entity, QuotaState, QuotaValues
+from kquota.model import Entity, QuotaState, QuotaValues, sorted_by_entity
 from kquota.names import as_cluster_spells
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.policy import Policy
@@ -126,7 +128,7 @@ def finish_plan(
     values of the altered entities (``snapshot`` must hold at least those). ``ignored`` gives
     per reason a count and the entities, which an engine that only counts may leave empty.
     """
-    alterations.sort(key=lambda a: a.entity.sort_key())
+    alterations[:] = sorted_by_entity(alterations, attrgetter("entity"))
     removals = Removals(
         quotas=sum(1 for a in alterations for op in a.ops if op.remove),
         entities=sum(1 for a in alterations if a.kind is ChangeKind.DELETE),
@@ -159,6 +161,9 @@ def _declared_ops(want: QuotaValues, have: QuotaValues, prune: bool) -> list[Op]
     # so values equal to zero take the exact path.
     if want == have and 0.0 not in want.values():
         return []
+    if not have and _new_key_outcome(prune) is Outcome.SET:
+        # A new entity: every key is declared without a current value, one row of the table.
+        return [Op(key, want[key], False, None) for key in sorted(want)]
     ops: list[Op] = []
     for key in sorted(want.keys() | have.keys()) if have else sorted(want):
         d = want.get(key)
@@ -169,6 +174,11 @@ def _declared_ops(want: QuotaValues, have: QuotaValues, prune: bool) -> list[Op]
         elif outcome is Outcome.REMOVE:
             ops.append(Op(key, None, True, c))
     return ops
+
+
+@cache
+def _new_key_outcome(prune: bool) -> Outcome:
+    return classify(in_scope=True, declared=True, prune=prune, desired=1.0, current=None)
 
 
 def _undeclared_ops(have: QuotaValues, prune: bool) -> list[Op]:

@@ -17,6 +17,8 @@ import org.apache.kafka.clients.admin.AlterClientQuotasResult;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 
 /**
  * AlterAll applies a batch of client quota alterations with Kafka's AdminClient: the Java side
@@ -35,6 +37,12 @@ import org.apache.kafka.common.quota.ClientQuotaEntity;
  *   <li>{@code commit}: one committing pass;
  *   <li>{@code validate-commit}: a {@code validateOnly(true)} pass over every chunk first; if any
  *       entity fails it, nothing is committed (what kquota apply does); then the committing pass.
+ *   <li>{@code validate-commit-verify}: then waits until the cluster shows every entity with its
+ *       values, as kquota apply verifies: the last entity written is read by an exact filter
+ *       (sleeping 20 ms, doubling up to 250 ms) until it shows, then every entity is read with
+ *       describe-all until all show (250 ms apart). A broker acknowledges a write when the
+ *       controller has committed it, before it serves it, so this is the like-for-like peer of
+ *       a whole kquota apply's wire work.
  * </ul>
  *
  * <p>Exits 1 if any entity failed. Usage: {@code AlterAll <bootstrap> <batch.tsv> <mode>
@@ -46,8 +54,9 @@ public final class AlterAll {
     Path batchFile = Path.of(args[1]);
     String mode = args[2];
     int chunkKeys = args.length > 3 ? Integer.parseInt(args[3]) : 5000;
-    if (!mode.equals("commit") && !mode.equals("validate-commit")) {
-      throw new IllegalArgumentException("mode must be commit or validate-commit: " + mode);
+    if (!List.of("commit", "validate-commit", "validate-commit-verify").contains(mode)) {
+      throw new IllegalArgumentException(
+          "mode must be commit, validate-commit or validate-commit-verify: " + mode);
     }
 
     List<List<ClientQuotaAlteration>> chunks = readChunks(batchFile, chunkKeys);
@@ -59,7 +68,7 @@ public final class AlterAll {
     // Every chunk is queued at once; the last one's deadline runs from its submission.
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "600000");
     try (Admin admin = Admin.create(props)) {
-      if (mode.equals("validate-commit")) {
+      if (mode.startsWith("validate-commit")) {
         long began = System.nanoTime();
         int failed = pass(admin, chunks, true);
         System.err.println(
@@ -76,6 +85,67 @@ public final class AlterAll {
       if (failed > 0) {
         System.exit(1);
       }
+      if (mode.equals("validate-commit-verify")) {
+        began = System.nanoTime();
+        int polls = verify(admin, chunks);
+        System.err.println("verified=" + entities + " polls=" + polls + " ms=" + msSince(began));
+      }
+    }
+  }
+
+  /** verify waits until describe shows every alteration's values; returns the reads made. */
+  private static int verify(Admin admin, List<List<ClientQuotaAlteration>> chunks)
+      throws Exception {
+    Map<ClientQuotaEntity, Map<String, Double>> expected = new HashMap<>();
+    ClientQuotaAlteration last = null;
+    for (List<ClientQuotaAlteration> chunk : chunks) {
+      for (ClientQuotaAlteration a : chunk) {
+        Map<String, Double> values = new HashMap<>();
+        for (ClientQuotaAlteration.Op op : a.ops()) {
+          values.put(op.key(), op.value());
+        }
+        expected.put(a.entity(), values);
+        last = a;
+      }
+    }
+    if (last == null) {
+      return 0;
+    }
+    int reads = 0;
+    long sleepMs = 20;
+    List<ClientQuotaFilterComponent> exact = new ArrayList<>();
+    for (Map.Entry<String, String> part : last.entity().entries().entrySet()) {
+      exact.add(
+          part.getValue() == null
+              ? ClientQuotaFilterComponent.ofDefaultEntity(part.getKey())
+              : ClientQuotaFilterComponent.ofEntity(part.getKey(), part.getValue()));
+    }
+    ClientQuotaFilter lastOnly = ClientQuotaFilter.containsOnly(exact);
+    while (true) {
+      reads++;
+      Map<ClientQuotaEntity, Map<String, Double>> seen =
+          admin.describeClientQuotas(lastOnly).entities().get();
+      if (expected.get(last.entity()).equals(seen.get(last.entity()))) {
+        break;
+      }
+      Thread.sleep(sleepMs);
+      sleepMs = Math.min(sleepMs * 2, 250);
+    }
+    while (true) {
+      reads++;
+      Map<ClientQuotaEntity, Map<String, Double>> seen =
+          admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get();
+      boolean all = true;
+      for (Map.Entry<ClientQuotaEntity, Map<String, Double>> e : expected.entrySet()) {
+        if (!e.getValue().equals(seen.get(e.getKey()))) {
+          all = false;
+          break;
+        }
+      }
+      if (all) {
+        return reads;
+      }
+      Thread.sleep(250);
     }
   }
 
