@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kquota.errors import UsageError
-from kquota.plan.resolver import Principal
+
+if TYPE_CHECKING:
+    from kquota.plan.resolver import Principal
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -51,6 +51,8 @@ _SURELY_SHORT = MAX_NAME_BYTES // 4
 _LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
 _ENTITY_TYPES = frozenset(ENTITY_TYPES)
 _ALL_KEYS = ", ".join(QUOTA_KEYS)
+_ENTRY_FIELDS_HELP = ", ".join(_ENTRY_FIELDS)
+_MATCH_HELP = f"a mapping of entity type ({rules.ENTITY_TYPES_HELP}) to a name"
 
 
 @dataclass(slots=True)
@@ -184,7 +186,7 @@ class _Walker:
                 entries.append(entry)
 
     def entry(self, node: Node) -> ParsedEntry | None:
-        fields_help = ", ".join(_ENTRY_FIELDS)
+        fields_help = _ENTRY_FIELDS_HELP
         if not isinstance(node, MapNode):
             self.add(node, f"an entry is {self.shown(node)}, not a mapping", fields_help)
             return None
@@ -230,7 +232,7 @@ class _Walker:
         return out
 
     def entity(self, node: Node) -> Entity | None:
-        allowed = f"a mapping of entity type ({rules.ENTITY_TYPES_HELP}) to a name"
+        allowed = _MATCH_HELP
         if not isinstance(node, MapNode):
             self.add(node, f"match is {self.shown(node)}, not a mapping", allowed)
             return None
@@ -354,7 +356,7 @@ class _Walker:
     ) -> dict[str, float] | None:
         """quota_set checks ``set`` (types known) or a profile (types None: any known key)."""
         keys = _allowed_keys(types)
-        keys_help = rules.keys_help(types) if types is not None else _ALL_KEYS
+        keys_help = _keys_help(types)
         if not isinstance(node, MapNode):
             self.add(node, f"{what} is {self.shown(node)}, not a mapping", keys_help)
             return None
@@ -381,6 +383,12 @@ class _Walker:
                 self.add(v, f"{key} = {safe_text(v.value) or 'null'}: {got[0]}", got[1])
                 ok = False
         return pooled(values, self.pool) if ok and len(values) == len(node.pairs) else None
+
+
+@lru_cache(maxsize=64)
+def _keys_help(types: tuple[str, ...] | None) -> str:
+    # Built per entry before, although only a problem's message reads it.
+    return rules.keys_help(types) if types is not None else _ALL_KEYS
 
 
 @lru_cache(maxsize=64)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kquota.model import QuotaState, sorted_entities
-from kquota.plan.resolver import Resolution
 from kquota.render.format import display_entity, number, safe_text
+
+if TYPE_CHECKING:  # describe needs no planning package at start-up
+    from kquota.plan.resolver import Resolution
 
 
 def render_text(state: QuotaState) -> str:
