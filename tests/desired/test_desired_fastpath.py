@@ -298,3 +298,48 @@ def test_desired_scanner_streams_duplicate_quotas_not_at_all() -> None:
     assert scan_canonical(text) is not None
     assert scan_canonical(text, seen.append) is None
     assert_scanner_agrees(text)
+
+
+def test_plainly_valid_one_line_entries_are_taken_without_nodes_and_read_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # DocumentReader.flow_entry takes the plainly valid one-line entries from the scanner's
+    # groups; everything else must come back to the walker. Either way: the full path's result.
+    lines = [
+        ("{match: {user: alice}, set: {producer_byte_rate: 1048576}}", True),
+        ('{set: {request_percentage: 50.5}, match: {user: "bob", client-id: app-1}}', True),
+        ("{match: {client-id: c}, set: {consumer_byte_rate: 10MiB}}", True),
+        ("{match: {user: alice}, set: {producer_byte_rate: 2}}", True),  # a duplicate entity
+        ("{match: {ip: 10.0.0.1}, set: {connection_creation_rate: 5}}", False),  # ip: walker
+        ('{match: {user: "<default>"}, set: {producer_byte_rate: 1}}', False),
+        ("{match: {user: ~}, set: {producer_byte_rate: 1}}", False),
+        ('{match: {user: " pad"}, set: {producer_byte_rate: 1}}', False),  # a warning
+        ('{match: {user: "é"}, set: {producer_byte_rate: 1}}', False),  # non-ASCII
+        ("{match: {user: a, user: b}, set: {producer_byte_rate: 1}}", False),
+        ("{match: {user: a}, set: {connection_creation_rate: 1}}", False),  # an ip key
+        ("{match: {user: a}, set: {producer_byte_rate: 1, producer_byte_rate: 2}}", False),
+        ("{match: {user: a}, set: {producer_byte_rate: 0}}", False),
+        ("{match: {user: a}, set: {producer_byte_rate: yes}}", False),
+        ("{match: {user: a}, profile: {x: gold}}", False),
+    ]
+    text = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n" + "".join(
+        f"  - {entry}\n" for entry, _ in lines
+    )
+    taken: list[bool] = []
+    from kquota.desired.document import DocumentReader
+
+    flow_entry = DocumentReader.flow_entry
+
+    def recorded(self: DocumentReader, *args: object) -> bool:
+        took = flow_entry(self, *args)  # type: ignore[arg-type]
+        taken.append(took)
+        return took
+
+    monkeypatch.setattr(DocumentReader, "flow_entry", recorded)
+    assert scanned(text) is not None  # the whole file is the scanner's
+    assert fast_path(text) == full_path(text)
+    assert taken == [took for _, took in lines]
+    parsed, problems = fast_path(text)
+    assert parsed is not None and problems  # the bad entries were reported, by the walker
+    first = parsed.entries[0]
+    assert (first.at.line, first.at.column) == (4, 5)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kquota.desired import rules
+from kquota.desired.fastpath import _TOKENS, _token
 from kquota.desired.format import (
     API_VERSION,
     DEFAULT_NAME,
@@ -37,7 +38,17 @@ from kquota.desired.nodes import (
     scalar_value,
 )
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.model import ENTITY_TYPES, IP, MAX_NAME_BYTES, Entity, ValuesPool, pooled
+from kquota.desired.scan import ENTRY_KEYS
+from kquota.model import (
+    CLIENT_ID,
+    ENTITY_TYPES,
+    IP,
+    MAX_NAME_BYTES,
+    USER,
+    Entity,
+    ValuesPool,
+    pooled,
+)
 from kquota.names import canonical_ip, unusual_name
 from kquota.quotakeys import QUOTA_KEYS, allowed_keys
 from kquota.render.format import safe_text
@@ -48,6 +59,7 @@ _LITERAL_FIELD, _VERBATIM_FIELD = LITERAL_FIELDS
 # At most 4 bytes of UTF-8 a character: a name this short is surely within the protocol's
 # 32,767 bytes, whatever its characters.
 _SURELY_SHORT = MAX_NAME_BYTES // 4
+_PLAIN_NAME_TYPES = frozenset({USER, CLIENT_ID})  # ip names are canonicalised: the walker's
 _LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
 _ENTITY_TYPES = frozenset(ENTITY_TYPES)
 _ALL_KEYS = ", ".join(QUOTA_KEYS)
@@ -431,6 +443,63 @@ class DocumentReader:
     def __init__(self, file: str, problems: Problems) -> None:
         self._walker = _Walker(file, problems)
         self._parsed = ParsedFile(file)
+
+    def flow_entry(self, groups: tuple[str | None, ...], col: int, line: int) -> bool:
+        """flow_entry takes ``- {match: {...}, set: {...}}`` from the scanner's groups when it
+        is plainly valid: user and client-id names that are plain short printable ASCII
+        strings, keys allowed for them, each once, values the walker takes. That is the
+        walker's own verdict on such an entry, with no node made (most of a large file's
+        load). Anything else returns False and goes through :meth:`entry` as nodes, so every
+        problem and warning comes from one place."""
+        walker = self._walker
+        first_of = {groups[key]: first for key, first in ENTRY_KEYS}
+        match, set_ = first_of.get("match"), first_of.get("set")
+        if match is None or set_ is None:
+            return False
+        token = _TOKENS.get
+        parts: dict[str, str | None] = {}
+        for i in range(match, match + 8, 2):
+            etype = groups[i]
+            if etype is None:
+                break
+            raw = groups[i + 1]
+            assert raw is not None  # the pattern sets a pair's two groups together
+            tag, name = token(raw) or _token(raw)
+            if (
+                etype not in _PLAIN_NAME_TYPES
+                or etype in parts
+                or tag != STR_TAG
+                or not name
+                or name == DEFAULT_NAME
+                or len(name) > _SURELY_SHORT
+                or not name.isascii()
+                or unusual_name(name)
+            ):
+                return False
+            parts[etype] = name
+        keys = _allowed_keys(tuple(parts))
+        values: dict[str, float] = {}
+        for i in range(set_, set_ + 8, 2):
+            key = groups[i]
+            if key is None:
+                break
+            raw = groups[i + 1]
+            assert raw is not None
+            if key not in keys or key in values:
+                return False
+            tag, text = token(raw) or _token(raw)
+            got = _quota_value(key, Scalar(tag, text, line, col))
+            if type(got) is not float:
+                return False
+            values[key] = got
+        self._parsed.entries.append(
+            ParsedEntry(
+                Entity.of(parts),
+                pooled(values, walker.pool),
+                SourceLocation(walker.file, line, col),
+            )
+        )
+        return True
 
     def entry(self, node: Node) -> None:
         walker = self._walker

@@ -35,16 +35,26 @@ _LINE = re.compile(
     rf"|( *)- \{{({_PLAIN}): {_FLOW}, ({_PLAIN}): {_FLOW}\}}{_END}"
     r"| *(?:#[^\n]*)?\n"
 )
-_ENTRY_KEYS = ((13, 14), (22, 23))  # each key's group and its first flow group (0-based)
+ENTRY_KEYS = ((13, 14), (22, 23))  # each key's group and its first flow group (0-based)
 
 
-def scan_canonical(text: str, on_entry: Callable[[MapNode], None] | None = None) -> Node | None:
+FlowEntryTaker = Callable[[tuple[str | None, ...], int, int], bool]
+"""Takes a one-line ``quotas`` entry from its match groups (see ``ENTRY_KEYS``), its column
+and line, without nodes; False hands it back to be read as nodes."""
+
+
+def scan_canonical(
+    text: str,
+    on_entry: Callable[[MapNode], None] | None = None,
+    take_flow_entry: FlowEntryTaker | None = None,
+) -> Node | None:
     """scan_canonical reads ``text`` (LF line ends, see ``fastpath.plain_lines``) or declines.
 
     With ``on_entry``, each item of the top-level ``quotas`` list is handed to it as soon as
     it is complete instead of being kept in the list (which stays empty), so that a million
     entries never exist as nodes at once. It is called before the file is known to be
     canonical: when this returns None, the caller must drop whatever ``on_entry`` made.
+    ``take_flow_entry`` is offered each streamed one-line entry first (same caveat).
     """
     if not text.endswith("\n"):
         return None
@@ -91,12 +101,13 @@ def scan_canonical(text: str, on_entry: Callable[[MapNode], None] | None = None)
                 if streamed is not None and item is not None:
                     streamed(item)
                 if flow_entry:
-                    entry = _flow_entry(m, lineno)
-                    if streamed is None:
-                        seq.items.append(entry)
-                    else:
-                        streamed(entry)
                     item = None  # a flow entry takes no more keys on the lines below it
+                    if streamed is None:
+                        seq.items.append(_flow_entry(m, lineno))
+                    elif take_flow_entry is None or not take_flow_entry(
+                        groups, m.start(14) - m.start(), lineno
+                    ):
+                        streamed(_flow_entry(m, lineno))
                     continue
                 item = MapNode([], lineno, col)
                 if streamed is None:
@@ -158,7 +169,7 @@ def _flow_entry(m: re.Match[str], lineno: int) -> MapNode:
     get = _TOKENS.get
     start = m.start() - 1  # columns are 1-based
     entry = MapNode([], lineno, m.start(14) - start - 1)
-    for key_group, first in _ENTRY_KEYS:
+    for key_group, first in ENTRY_KEYS:
         key = groups[key_group]
         pairs: list[tuple[Node, Node]] = []
         for i in range(first, first + 8, 2):

@@ -44,8 +44,19 @@ def human(key: str, value: float) -> str | None:
 
 def value_with_unit(key: str, value: float) -> str:
     """value_with_unit is ``1048576 (1 MiB/s)``: the raw value first, the human one beside."""
-    h = human(key, value)
-    return number(value) if h is None else f"{number(value)} ({h})"
+    # Plans repeat a few tiers across 100k lines. Only positive values are remembered: 0.0
+    # and -0.0 are equal keys but print differently.
+    memo = (key, value)
+    shown = _SHOWN.get(memo) if value > 0 else None
+    if shown is None:
+        h = human(key, value)
+        shown = number(value) if h is None else f"{number(value)} ({h})"
+        if value > 0 and len(_SHOWN) < 4096:
+            _SHOWN[memo] = shown
+    return shown
+
+
+_SHOWN: dict[tuple[str, float], str] = {}
 
 
 def _bytes_per_second(value: float) -> str:
