@@ -223,18 +223,19 @@ def test_entry_lines_match_one_encoding_per_entry_across_chunks() -> None:
 
 
 def test_entry_lines_of_shared_and_whole_number_values() -> None:
-    """The writer remembers the encoding of each values dict it met; entities sharing one dict
-    (as readers pool them), unknown single types and int values must come out as one
+    """The writer remembers the encoding of the values it met; entities on one tier, signed
+    zeros (equal, printed apart), unknown single types and int values must come out as one
     ``orjson.dumps`` of the entry gives."""
     import orjson
 
     from kquota.model import sorted_entities
 
     tier = {"producer_byte_rate": 1048576, "consumer_byte_rate": 2.5}
+    zeros = [{"producer_byte_rate": 0.0}, {"producer_byte_rate": -0.0}]
     state: QuotaState = {}
     for i in range(5000):
         entity = Entity.of({("user", "group", "ip")[i % 3]: None if i % 7 == 0 else f"n{i}"})
-        state[entity] = tier if i % 2 else {"request_percentage": i}
+        state[entity] = tier if i % 2 else zeros[i % 4 // 2] if i % 10 == 0 else {"x": i}
     order = sorted_entities(state)
     expected = b"".join(
         orjson.dumps(
@@ -249,6 +250,7 @@ def test_entry_lines_of_shared_and_whole_number_values() -> None:
     )
     assert dump_snapshot(state, "jsonl", {"cluster": "c"}) == expected
     assert b'"producer_byte_rate":1048576.0' in expected
+    assert b'"producer_byte_rate":-0.0' in expected and b'"producer_byte_rate":0.0' in expected
 
 
 def test_the_entry_by_entry_reader_keeps_the_recorded_cluster(tmp_path: Path) -> None:

@@ -480,8 +480,8 @@ def _describe_flexible(buf: bytes) -> DescribeAnswer:
     # Entities on one tier send the same bytes for their values (keys, doubles, tags), so a
     # values section is looked up by its bytes before it is read: a section equal to one read
     # before reads the same way, to its same end. ``span`` is the length of the last section
-    # read per first byte (the key count): equal keys make equal lengths. Equal sections share
-    # one dict, as the snapshot reader's pool does (states are read-only).
+    # read per first byte (the key count): equal keys make equal lengths. Each entity still
+    # gets its own dict: describe's state reaches API callers, who may change it.
     seen: dict[bytes, QuotaValues] = {}
     span: dict[int, int] = {}
     f64 = _F64.unpack_from
@@ -492,7 +492,7 @@ def _describe_flexible(buf: bytes) -> DescribeAnswer:
         if size is not None:
             known = seen.get(buf[pos : pos + size])
             if known is not None:
-                state[ent] = known
+                state[ent] = known.copy()
                 pos += size
                 continue
         if m == 0 or m >= 0x80:
