@@ -343,3 +343,46 @@ def test_plainly_valid_one_line_entries_are_taken_without_nodes_and_read_the_sam
     assert parsed is not None and problems  # the bad entries were reported, by the walker
     first = parsed.entries[0]
     assert (first.at.line, first.at.column) == (4, 5)
+
+
+def test_plainly_valid_export_shaped_entries_skip_the_walker_and_read_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The two-line form `kquota export` writes: DocumentReader takes the plainly valid ones
+    # from their nodes without the walker; the result is the full path's either way.
+    entries = [
+        ("match: {user: alice}", "set: {producer_byte_rate: 1048576}", True),
+        ("set: {request_percentage: 50.5}", 'match: {user: "bob", client-id: app-1}', True),
+        ("match: {client-id: c}", "set: {consumer_byte_rate: 10MiB}", True),
+        ("match: {ip: 10.0.0.1}", "set: {connection_creation_rate: 5}", False),
+        ('match: {user: "<default>"}', "set: {producer_byte_rate: 1}", False),
+        ('match: {user: " pad"}', "set: {producer_byte_rate: 1}", False),
+        ("match: {user: a}", "set: {producer_byte_rate: 1, producer_byte_rate: 2}", False),
+        ("match: {user: a}", "set: {request_percentage: yes}", False),
+        ("match: {user: a}", "profile: gold", False),
+        ("match: {user: a}", "match: {user: b}", False),
+        (
+            "match: {user: a}",
+            "set: {producer_byte_rate: 1}\n    set: {consumer_byte_rate: 1}",
+            False,
+        ),
+    ]
+    text = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+    text += "".join(f"  - {first}\n    {second}\n" for first, second, _ in entries)
+    taken: list[bool] = []
+    from kquota.desired.document import DocumentReader
+
+    block_entry = DocumentReader._block_entry
+
+    def recorded(self: DocumentReader, node: MapNode) -> bool:
+        took = block_entry(self, node)
+        taken.append(took)
+        return took
+
+    monkeypatch.setattr(DocumentReader, "_block_entry", recorded)
+    assert scanned(text) is not None
+    assert fast_path(text) == full_path(text)
+    assert taken == [took for _, _, took in entries]
+    parsed, problems = fast_path(text)
+    assert parsed is not None and problems
+    assert (parsed.entries[0].at.line, parsed.entries[0].at.column) == (4, 5)

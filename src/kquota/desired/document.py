@@ -60,6 +60,14 @@ _LITERAL_FIELD, _VERBATIM_FIELD = LITERAL_FIELDS
 # 32,767 bytes, whatever its characters.
 _SURELY_SHORT = MAX_NAME_BYTES // 4
 _PLAIN_NAME_TYPES = frozenset({USER, CLIENT_ID})  # ip names are canonicalised: the walker's
+_Pair = tuple[str | None, str, str]  # a flow pair: its key (None: not a string), value tag, text
+
+
+def _plain_key(raw: str) -> str | None:
+    tag, value = _TOKENS.get(raw) or _token(raw)
+    return value if tag == STR_TAG else None
+
+
 _LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
 _ENTITY_TYPES = frozenset(ENTITY_TYPES)
 _ALL_KEYS = ", ".join(QUOTA_KEYS)
@@ -445,26 +453,49 @@ class DocumentReader:
         self._parsed = ParsedFile(file)
 
     def flow_entry(self, groups: tuple[str | None, ...], col: int, line: int) -> bool:
-        """flow_entry takes ``- {match: {...}, set: {...}}`` from the scanner's groups when it
-        is plainly valid: user and client-id names that are plain short printable ASCII
-        strings, keys allowed for them, each once, values the walker takes. That is the
-        walker's own verdict on such an entry, with no node made (most of a large file's
-        load). Anything else returns False and goes through :meth:`entry` as nodes, so every
-        problem and warning comes from one place."""
-        walker = self._walker
-        first_of = {groups[key]: first for key, first in ENTRY_KEYS}
-        match, set_ = first_of.get("match"), first_of.get("set")
-        if match is None or set_ is None:
+        """flow_entry takes ``- {match: {...}, set: {...}}`` from the scanner's groups (see
+        :meth:`_take_plain`); False: read it as nodes."""
+        fields: dict[str | None, list[_Pair]] = {}
+        for key, first in ENTRY_KEYS:
+            pairs: list[_Pair] = []
+            for i in range(first, first + 8, 2):
+                k, v = groups[i], groups[i + 1]
+                if k is None or v is None:
+                    break
+                pairs.append((_plain_key(k), *(_TOKENS.get(v) or _token(v))))
+            entry_key = groups[key]
+            fields[None if entry_key is None else _plain_key(entry_key)] = pairs
+        return self._take_plain(fields, line, col)
+
+    def _block_entry(self, node: MapNode) -> bool:
+        """_block_entry takes the entry ``kquota export`` writes, ``- match: {...}`` then
+        ``set: {...}``, from its nodes (see :meth:`_take_plain`); False: the walker reads it."""
+        if len(node.pairs) != 2:  # match and set, each once, nothing else
             return False
-        token = _TOKENS.get
+        fields: dict[str | None, list[_Pair]] = {}
+        for k, v in node.pairs:
+            if type(k) is not Scalar or k.tag != STR_TAG or type(v) is not MapNode:
+                return False
+            pairs: list[_Pair] = []
+            for pk, pv in v.pairs:
+                if type(pk) is not Scalar or type(pv) is not Scalar or pk.tag != STR_TAG:
+                    return False
+                pairs.append((pk.value, pv.tag, pv.value))
+            fields[k.value] = pairs
+        return self._take_plain(fields, node.line, node.col)
+
+    def _take_plain(self, fields: dict[str | None, list[_Pair]], line: int, col: int) -> bool:
+        """_take_plain adds the entry whose ``match`` and ``set`` are ``fields`` (key, value tag,
+        value text) when it is plainly valid: user and client-id names that are plain short
+        printable ASCII strings, keys allowed for them, each once, values the walker takes,
+        nothing else. That is the walker's own verdict on such an entry, without its general
+        checks (most of a large file's load). Anything else returns False, and the walker
+        reads the entry, so every problem and warning comes from one place."""
+        match, set_ = fields.get("match"), fields.get("set")
+        if match is None or set_ is None or len(fields) != 2:
+            return False
         parts: dict[str, str | None] = {}
-        for i in range(match, match + 8, 2):
-            etype = groups[i]
-            if etype is None:
-                break
-            raw = groups[i + 1]
-            assert raw is not None  # the pattern sets a pair's two groups together
-            tag, name = token(raw) or _token(raw)
+        for etype, tag, name in match:
             if (
                 etype not in _PLAIN_NAME_TYPES
                 or etype in parts
@@ -477,21 +508,20 @@ class DocumentReader:
             ):
                 return False
             parts[etype] = name
+        if not parts:
+            return False
         keys = _allowed_keys(tuple(parts))
         values: dict[str, float] = {}
-        for i in range(set_, set_ + 8, 2):
-            key = groups[i]
-            if key is None:
-                break
-            raw = groups[i + 1]
-            assert raw is not None
+        for key, tag, text in set_:
             if key not in keys or key in values:
                 return False
-            tag, text = token(raw) or _token(raw)
             got = _quota_value(key, Scalar(tag, text, line, col))
             if type(got) is not float:
                 return False
             values[key] = got
+        if not values:
+            return False
+        walker = self._walker
         self._parsed.entries.append(
             ParsedEntry(
                 Entity.of(parts),
@@ -502,6 +532,8 @@ class DocumentReader:
         return True
 
     def entry(self, node: Node) -> None:
+        if type(node) is MapNode and self._block_entry(node):
+            return
         walker = self._walker
         entry = walker.entry(node)
         if entry is not None:
