@@ -310,7 +310,8 @@ def test_plainly_valid_one_line_entries_are_taken_without_nodes_and_read_the_sam
         ('{set: {request_percentage: 50.5}, match: {user: "bob", client-id: app-1}}', True),
         ("{match: {client-id: c}, set: {consumer_byte_rate: 10MiB}}", True),
         ("{match: {user: alice}, set: {producer_byte_rate: 2}}", True),  # a duplicate entity
-        ("{match: {ip: 10.0.0.1}, set: {connection_creation_rate: 5}}", False),  # ip: walker
+        ("{match: {ip: 10.0.0.1}, set: {connection_creation_rate: 5}}", True),
+        ('{match: {ip: "10.0.0.01"}, set: {connection_creation_rate: 5}}', False),
         ('{match: {user: "<default>"}, set: {producer_byte_rate: 1}}', False),
         ("{match: {user: ~}, set: {producer_byte_rate: 1}}", False),
         ('{match: {user: " pad"}, set: {producer_byte_rate: 1}}', False),  # a warning
@@ -354,7 +355,14 @@ def test_plainly_valid_export_shaped_entries_skip_the_walker_and_read_the_same(
         ("match: {user: alice}", "set: {producer_byte_rate: 1048576}", True),
         ("set: {request_percentage: 50.5}", 'match: {user: "bob", client-id: app-1}', True),
         ("match: {client-id: c}", "set: {consumer_byte_rate: 10MiB}", True),
-        ("match: {ip: 10.0.0.1}", "set: {connection_creation_rate: 5}", False),
+        ("match: {ip: 10.0.0.1}", "set: {connection_creation_rate: 5}", True),
+        ('match: {ip: "2001:db8::1"}', "set: {connection_creation_rate: 5}", True),
+        ("match: {ip: 010.0.0.1}", "set: {connection_creation_rate: 5}", False),
+        ('match: {ip: "2001:DB8::2"}', "set: {connection_creation_rate: 5}", False),  # spelling
+        ('match: {ip: "fe80::1%eth0"}', "set: {connection_creation_rate: 5}", False),
+        ("match: {ip: 10.0.0.3, user: a}", "set: {connection_creation_rate: 5}", False),
+        ("match: {ip: 10.0.0.4}", "set: {producer_byte_rate: 5}", False),
+        ('match: {ip: "<default>"}', "set: {connection_creation_rate: 5}", False),
         ('match: {user: "<default>"}', "set: {producer_byte_rate: 1}", False),
         ('match: {user: " pad"}', "set: {producer_byte_rate: 1}", False),
         ("match: {user: a}", "set: {producer_byte_rate: 1, producer_byte_rate: 2}", False),

@@ -59,7 +59,7 @@ _LITERAL_FIELD, _VERBATIM_FIELD = LITERAL_FIELDS
 # At most 4 bytes of UTF-8 a character: a name this short is surely within the protocol's
 # 32,767 bytes, whatever its characters.
 _SURELY_SHORT = MAX_NAME_BYTES // 4
-_PLAIN_NAME_TYPES = frozenset({USER, CLIENT_ID})  # ip names are canonicalised: the walker's
+_PLAIN_NAME_TYPES = frozenset({USER, CLIENT_ID})
 _Pair = tuple[str | None, str, str]  # a flow pair: its key (None: not a string), value tag, text
 
 
@@ -487,15 +487,22 @@ class DocumentReader:
     def _take_plain(self, fields: dict[str | None, list[_Pair]], line: int, col: int) -> bool:
         """_take_plain adds the entry whose ``match`` and ``set`` are ``fields`` (key, value tag,
         value text) when it is plainly valid: user and client-id names that are plain short
-        printable ASCII strings, keys allowed for them, each once, values the walker takes,
-        nothing else. That is the walker's own verdict on such an entry, without its general
-        checks (most of a large file's load). Anything else returns False, and the walker
-        reads the entry, so every problem and warning comes from one place."""
+        printable ASCII strings, or one ip in its canonical spelling; keys allowed for them,
+        each once; values the walker takes; nothing else. That is the walker's own verdict
+        on such an entry, without its general checks (most of a large file's load). Anything
+        else returns False, and the walker reads the entry, so every problem and warning
+        comes from one place."""
         match, set_ = fields.get("match"), fields.get("set")
         if match is None or set_ is None or len(fields) != 2:
             return False
         parts: dict[str, str | None] = {}
         for etype, tag, name in match:
+            if etype == IP:
+                # Alone, and already in the one spelling kquota uses (so no zone id either).
+                if len(match) != 1 or tag != STR_TAG or "%" in name or canonical_ip(name) != name:
+                    return False
+                parts[IP] = name
+                continue
             if (
                 etype not in _PLAIN_NAME_TYPES
                 or etype in parts
