@@ -15,8 +15,9 @@ They are imported on first use, so ``import kquota`` (and the CLI) stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kquota.lazy_exports import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -126,13 +127,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kquota' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("kquota", _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -7,8 +7,9 @@ renders the result and chooses its exit code.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kquota.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from kquota.operations.apply import ApplyResult, AuditOutcome, execute_plan
@@ -57,10 +58,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kquota.operations' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("kquota.operations", _EXPORTS, globals())
