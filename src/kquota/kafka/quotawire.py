@@ -22,7 +22,7 @@ import gc
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kquota.kafka.protocol import (
     ALTER_CLIENT_QUOTAS,
@@ -214,14 +214,26 @@ def _describe_slow(version: int, payload: bytes) -> DescribeAnswer:
     return DescribeAnswer(body["ErrorCode"], body["ErrorMessage"], state)
 
 
-def _describe_fast(version: int, payload: bytes) -> DescribeAnswer:
+T = TypeVar("T")
+
+
+def _inlined_first(version: int, payload: bytes, inlined: Callable[[bytes], T]) -> T | None:
+    """_inlined_first is the inlined reader's answer for version 1, or None when it declines
+    (the general fast reader then decides); versions other than 0 and 1 decline."""
     if version not in (0, 1):
         raise _Declined
     if version == 1:
         try:
-            return _describe_flexible(payload)
-        except Exception:  # noqa: BLE001 - the general reader below decides
+            return inlined(payload)
+        except Exception:  # noqa: BLE001 - the general reader decides
             pass
+    return None
+
+
+def _describe_fast(version: int, payload: bytes) -> DescribeAnswer:
+    answer = _inlined_first(version, payload, _describe_flexible)
+    if answer is not None:
+        return answer
     r = _Reader(compact=version >= 1)
     buf = payload
     pos = _body_start(buf, r.compact)
@@ -281,13 +293,9 @@ def _alter_response_slow(version: int, payload: bytes) -> list[AlterEntryResult]
 
 
 def _alter_response_fast(version: int, payload: bytes) -> list[AlterEntryResult]:
-    if version not in (0, 1):
-        raise _Declined
-    if version == 1:
-        try:
-            return _alter_response_flexible(payload)
-        except Exception:  # noqa: BLE001 - the general reader below decides
-            pass
+    results = _inlined_first(version, payload, _alter_response_flexible)
+    if results is not None:
+        return results
     r = _Reader(compact=version >= 1)
     buf = payload
     pos = _body_start(buf, r.compact) + 4  # ThrottleTimeMs
