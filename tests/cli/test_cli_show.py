@@ -152,3 +152,19 @@ def test_a_fleet_plan_missing_a_cluster_or_doctored_is_refused(
     summary.write_text('{"clusters": "../../etc"}')
     code, _, err = run_kquota(["show", str(summary)], capsys)
     assert code == 1 and "not a fleet summary" in err
+
+
+def test_show_says_the_protected_verdict_is_taken_live(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(GOOD.read_text())
+    after = {"value": 1.0, "source": {"user": None}}
+    data["impact"] = [
+        {"principal": {"user": "svc-etl"}, "key": "producer_byte_rate",
+         "before": {"value": None, "source": None}, "after": after},
+    ]  # fmt: skip
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(data))
+    code, out, err = run_kquota(["show", str(plan)], capsys)
+    assert code == 0 and "Impact" not in out  # the file's values count for nothing
+    assert f"note: {plan}: names 1 principals whose effective quotas apply checks again" in err
