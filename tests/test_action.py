@@ -15,11 +15,14 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from kquota.devbroker.launcher import BrokerInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTION = ROOT / "action.yml"
@@ -48,6 +51,7 @@ def _env(tmp_path: Path, **kq: str) -> dict[str, str]:
     env["GITHUB_OUTPUT"] = str(tmp_path / "github_output")
     env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "summary.md")
     env["KQ_OUT_DIR"] = str(tmp_path / "out")
+    env["GITHUB_WORKSPACE"] = kq.pop("workspace", str(tmp_path))
     env.update({f"KQ_{k.upper()}": v for k, v in kq.items()})
     return env
 
@@ -112,6 +116,26 @@ def test_every_output_of_the_action_is_written_by_the_script() -> None:
         assert re.search(rf"output {re.escape(name)} ", script), name
 
 
+def test_pip_is_cached_keyed_on_kquotas_dependencies(tmp_path: Path) -> None:
+    steps = _action()["runs"]["steps"]
+    (i, setup), *_ = (
+        (i, s) for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/setup-python")
+    )
+    assert setup["with"]["cache"] == "pip"
+    assert "cache-key" in steps[i - 1]["run"]  # the key file is written first
+    env = {**os.environ, "GITHUB_WORKSPACE": str(tmp_path), "KQ_VERSION": "1.2.3"}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run([str(RUN), "cache-key"], env=env, check=True, timeout=60)
+    deps = (tmp_path / setup["with"]["cache-dependency-path"]).read_text(encoding="utf-8")
+    assert deps.startswith("kquota==1.2.3\n# pyproject.toml\n")
+    assert (ROOT / "pyproject.toml").read_text(encoding="utf-8") in deps
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored=no"], cwd=tmp_path, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    assert status.stdout == ""  # the user's checkout stays clean
+
+
 # --- scripts/action-run run -----------------------------------------------------------------
 
 
@@ -165,8 +189,8 @@ def test_drift_fails_the_step_unless_told_not_to(tmp_path: Path, repo: Path, sta
 def test_validate_passes_kquotas_exit_code_through(tmp_path: Path, repo: Path) -> None:
     assert _run(tmp_path, repo, command="validate")[0] == 0
     (repo / "quotas" / "bad.yaml").write_text("quotas: [", encoding="utf-8")
-    code, _, _, stderr = _run(tmp_path, repo, command="validate")
-    assert code == 1 and "bad.yaml" in stderr
+    code, _, stdout, _ = _run(tmp_path, repo, command="validate")
+    assert code == 1 and "bad.yaml" in stdout
 
 
 def test_an_unknown_command_is_refused(tmp_path: Path, repo: Path) -> None:
@@ -182,11 +206,158 @@ def test_args_never_pass_through_a_shell(tmp_path: Path, repo: Path) -> None:
     assert not marker.exists()
 
 
+# --- the Actions log: kquota's output cannot become a workflow command ----------------------
+
+
+def _commands(log: str) -> list[str]:
+    """_commands are the workflow commands GitHub's runner would act on in ``log``: lines
+    starting with ``::``, except between ``::stop-commands::TOKEN`` and ``::TOKEN::``."""
+    found: list[str] = []
+    stopped = ""
+    for line in log.splitlines():
+        if stopped:
+            if line == f"::{stopped}::":
+                stopped = ""
+            continue
+        if line.startswith("::stop-commands::"):
+            stopped = line.removeprefix("::stop-commands::")
+            assert re.fullmatch(r"[0-9a-f]{32}", stopped), "the token must be random"
+        elif line.startswith("::"):
+            found.append(line)
+    assert not stopped, "commands were never resumed"
+    return found
+
+
+def test_validate_problems_become_annotations_and_output_never_commands(
+    tmp_path: Path, repo: Path
+) -> None:
+    # A real kquota line starting with '::': a problem in a file named like a command.
+    (repo / "::add-mask::x,y.yaml").write_text(
+        GOOD_QUOTAS.replace("1048576", "-5"), encoding="utf-8"
+    )
+    code, _, stdout, _ = _run(
+        tmp_path, repo, command="validate", args="::add-mask::x,y.yaml", workspace=str(repo)
+    )
+    assert code == 1
+    assert "\n::add-mask::x,y.yaml:5:31: producer_byte_rate = -5" in stdout  # text in the log
+    # The one command is the problem's annotation, escaped by GitHub's rules.
+    (annotation,) = _commands(stdout)
+    assert annotation.startswith(
+        "::error file=%3A%3Aadd-mask%3A%3Ax%2Cy.yaml,line=5,col=31::producer_byte_rate = -5: "
+        "must be greater than 0; allowed: "
+    )
+
+
+def test_no_line_of_a_plan_becomes_a_command(tmp_path: Path, repo: Path, stale: Path) -> None:
+    code, outputs, stdout, _ = _run(tmp_path, repo, command="plan", args=f"--snapshot {stale}")
+    assert code == 0 and _commands(stdout) == []
+    assert Path(outputs["markdown"]).read_text(encoding="utf-8") in stdout
+
+
+def test_escaping_follows_githubs_rules() -> None:
+    tools = _tools()
+    assert tools.escape_data("50% a\r\nb: c, d") == "50%25 a%0D%0Ab: c, d"
+    assert tools.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+# --- a plan a guard stops -------------------------------------------------------------------
+
+
+def test_a_guard_stopped_plan_is_the_report_the_step_fails_and_the_plan_is_kept(
+    tmp_path: Path, repo: Path, stale: Path
+) -> None:
+    (repo / "quotas" / "team.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n", encoding="utf-8"
+    )
+    code, outputs, stdout, _ = _run(
+        tmp_path, repo, command="plan", args=f"--snapshot {stale} --prune"
+    )
+    assert code == 1
+    assert outputs["exit-code"] == "1" and outputs["stopped"] == "true"
+    assert outputs["changed"] == "true"
+    markdown = Path(outputs["markdown"]).read_text(encoding="utf-8")
+    assert markdown.startswith("> [!CAUTION]\n> **Stopped: this plan will not be applied.**")
+    assert "mass-removal guard: the desired state is empty" in markdown
+    assert "<code>{user=alice}</code>" in markdown  # the whole plan, not one error line
+    assert (tmp_path / "summary.md").read_text(encoding="utf-8") == markdown
+    saved = json.loads(Path(outputs["plan-file"]).read_text(encoding="utf-8"))
+    assert saved["summary"]["guard_violation"] and saved["alterations"]
+    (error,) = _commands(stdout)
+    assert error.startswith("::error title=kquota plan stopped::error: mass-removal guard")
+    # Posted like any plan, verdict first.
+    _, body = _comment(tmp_path, markdown, existing="[]")
+    assert body.startswith("<!-- kquota-plan-prod -->\n> [!CAUTION]")
+
+
+def test_apply_still_refuses_the_kept_plan_without_the_override(
+    tmp_path: Path, repo: Path, stale: Path
+) -> None:
+    (repo / "quotas" / "team.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n", encoding="utf-8"
+    )
+    stopped = json.loads(_snapshot(tmp_path / "snap.json", 1024.0).read_text())
+    stopped.update(cluster="127.0.0.1:1", cluster_id="c1")
+    (tmp_path / "snap.json").write_text(json.dumps(stopped), encoding="utf-8")
+    _, outputs, _, _ = _run(
+        tmp_path, repo, command="plan", args=f"--snapshot {tmp_path / 'snap.json'} --prune"
+    )
+    plan_file = outputs["plan-file"]
+    code, _, stdout, _ = _run(
+        tmp_path, repo, command="apply", args=f"--bootstrap-server 127.0.0.1:1 {plan_file}"
+    )
+    assert code == 1
+    assert "the mass-removal guard trips" in stdout and "nothing was applied" in stdout
+
+
+# --- apply's report -------------------------------------------------------------------------
+
+
+def test_apply_summary_says_committed_verified_and_audited() -> None:
+    log = (
+        "kquota plan for cluster prod\n\n+ {user=alice}\n    + producer_byte_rate: 1\n\n"
+        "committed 1 of 1 entities\nverified: the cluster shows every committed change\n"
+        "audit: 1 events confirmed on topic kquota-audit\n"
+    )
+    report = _tools().apply_summary(log, 0)
+    assert report.startswith("### kquota apply\n\n**Applied.**\n\n```text\n")
+    assert "committed 1 of 1 entities\nverified: the cluster shows" in report
+    assert "audit: 1 events confirmed on topic kquota-audit\n```" in report
+    assert "+ {user=alice}" not in report  # the plan itself is in the log and the plan comment
+    assert "not audited" in _tools().apply_summary("committed 1 of 1 entities\n", 3)
+
+
+def test_a_failed_apply_reports_why_and_is_summarised(tmp_path: Path, repo: Path) -> None:
+    code, outputs, stdout, _ = _run(
+        tmp_path, repo, command="apply", args="--bootstrap-server 127.0.0.1:1 --timeout 5s"
+    )
+    assert code == 1 and outputs["exit-code"] == "1"
+    markdown = Path(outputs["markdown"]).read_text(encoding="utf-8")
+    assert markdown.startswith("### kquota apply\n\n**kquota apply failed** (exit 1).")
+    assert "error: " in markdown and markdown in (tmp_path / "summary.md").read_text()
+    assert _commands(stdout) == []
+
+
+def test_apply_on_a_real_broker_reports_committed_and_verified(
+    tmp_path: Path, repo: Path, kafka_broker: BrokerInfo
+) -> None:
+    user = f"action-{uuid.uuid4().hex[:8]}"
+    (repo / "quotas" / "team.yaml").write_text(GOOD_QUOTAS.replace("alice", user), encoding="utf-8")
+    code, outputs, stdout, _ = _run(
+        tmp_path, repo, command="apply", args=f"--bootstrap-server {kafka_broker.bootstrap_servers}"
+    )
+    assert code == 0, stdout
+    markdown = Path(outputs["markdown"]).read_text(encoding="utf-8")
+    assert "**Applied.**" in markdown
+    assert "committed 1 of 1 entities" in markdown
+    assert "verified: the cluster shows every committed change" in markdown
+
+
 # --- scripts/action-run comment (GitHub's API faked) ----------------------------------------
 
 FAKE_GH = """\
 #!/usr/bin/env bash
-# fake_gh: records each call; answers the comment listing from $FAKE_GH_COMMENTS.
+# fake_gh: records each call; `api user` answers $FAKE_GH_USER (or fails as it does for the
+# workflow's GITHUB_TOKEN); the comment listing is the file $FAKE_GH_COMMENTS.
 printf '%s\\n' "$*" >> "$FAKE_GH_LOG"
 for a in "$@"; do
   case "$a" in body=@*) cp "${a#body=@}" "$FAKE_GH_LOG.body" ;; esac
@@ -196,54 +367,173 @@ for a in "$@"; do
   if [ "$prev" = --body-file ]; then cp "$a" "$FAKE_GH_LOG.body"; fi
   prev="$a"
 done
+if [ "$1" = api ] && [ "$2" = user ]; then
+  if [ -n "${FAKE_GH_USER:-}" ]; then echo "$FAKE_GH_USER"; exit 0; fi
+  echo 'gh: Resource not accessible by integration (HTTP 403)' >&2
+  exit 1
+fi
 if [ "$1" = api ] && [ "$2" = "repos/o/r/issues/7/comments" ]; then
   cat "$FAKE_GH_COMMENTS"
 fi
 """
 
+MARKER = "<!-- kquota-plan-prod -->"
 
-def _comment(tmp_path: Path, markdown: str, existing: str) -> tuple[list[str], str]:
+
+def _listing(*pages: list[tuple[int, str, str]]) -> str:
+    """_listing is what ``gh api --paginate`` prints: one JSON array per page."""
+    return "".join(
+        json.dumps([{"id": i, "user": {"login": who}, "body": body} for i, who, body in page])
+        for page in pages
+    )
+
+
+def _comment(
+    tmp_path: Path,
+    markdown: str,
+    existing: str,
+    *,
+    user: str = "",
+    with_gh: bool = True,
+    **env_extra: str,
+) -> tuple[list[str], str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     gh = bin_dir / "gh"
-    gh.write_text(FAKE_GH, encoding="utf-8")
-    gh.chmod(0o755)
+    gh.unlink(missing_ok=True)
+    if with_gh:
+        gh.write_text(FAKE_GH, encoding="utf-8")
+        gh.chmod(0o755)
     (tmp_path / "report.md").write_text(markdown, encoding="utf-8")
     (tmp_path / "comments").write_text(existing, encoding="utf-8")
     log = tmp_path / "gh.log"
     log.unlink(missing_ok=True)
-    env = dict(os.environ)
+    Path(f"{log}.body").unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "KQ_"))}
     env.update(
-        PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
+        PATH=os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
         FAKE_GH_LOG=str(log),
         FAKE_GH_COMMENTS=str(tmp_path / "comments"),
+        FAKE_GH_USER=user,
         GITHUB_REPOSITORY="o/r",
         KQ_PR_NUMBER="7",
         KQ_MARKDOWN=str(tmp_path / "report.md"),
         KQ_MARKER="kquota-plan-prod",
+        **env_extra,
     )
     proc = subprocess.run(
         [str(RUN), "comment"], env=env, capture_output=True, text=True, timeout=60
     )
+    if not with_gh:
+        return [proc.stderr], ""
     assert proc.returncode == 0, proc.stderr
     body = Path(f"{log}.body").read_text(encoding="utf-8")
     return log.read_text(encoding="utf-8").splitlines(), body
 
 
 def test_comment_is_created_once_then_edited(tmp_path: Path) -> None:
-    calls, body = _comment(tmp_path, "### kquota plan\n", existing="")
+    calls, body = _comment(tmp_path, "### kquota plan\n", existing="[]")
     assert calls[-1].startswith("pr comment 7 --repo o/r --body-file ")
-    assert body == "<!-- kquota-plan-prod -->\n### kquota plan\n"
-    # The fake's listing stands for gh's --jq result: the id of the marked comment.
-    calls, body = _comment(tmp_path, "### kquota plan v2\n", existing="4242\n")
+    assert body == f"{MARKER}\n### kquota plan\n"
+    mine = _listing([(4242, "github-actions[bot]", f"{body}")])
+    calls, body = _comment(tmp_path, "### kquota plan v2\n", existing=mine)
     assert calls[-1].startswith("api --method PATCH repos/o/r/issues/comments/4242 -F body=@")
     assert body.endswith("### kquota plan v2\n")
 
 
-def test_a_long_report_is_truncated_below_githubs_limit(tmp_path: Path) -> None:
-    _, body = _comment(tmp_path, "x" * 70_000, existing="")
-    assert 60_000 < len(body) < 65_536
-    assert body.rstrip().endswith("the workflow run summary has the whole report._")
+def test_a_comment_someone_else_wrote_is_never_edited(tmp_path: Path) -> None:
+    planted = f"{MARKER}\nplanted by mallory"
+    # GITHUB_TOKEN: `gh api user` is refused, the identity is github-actions[bot].
+    listing = _listing(
+        [(1, "mallory", planted), (2, "github-actions[bot]", f"{MARKER}\nold plan")],
+        [(3, "mallory", planted), (4, "github-actions[bot]", "<!-- kquota-plan-staging -->")],
+    )
+    calls, _ = _comment(tmp_path, "### kquota plan\n", existing=listing)
+    assert calls[0] == "api user --jq .login"
+    assert calls[-1].startswith("api --method PATCH repos/o/r/issues/comments/2 ")
+    # Only someone else's marked comments: a new comment, none edited.
+    calls, _ = _comment(tmp_path, "### kquota plan\n", existing=_listing([(1, "mallory", planted)]))
+    assert not any("PATCH" in c for c in calls) and calls[-1].startswith("pr comment 7 ")
+    # A personal token: its own login, and the bot's comments are someone else's too.
+    listing = _listing([(2, "github-actions[bot]", planted), (5, "kquota-bot", f"{MARKER}\nx")])
+    calls, _ = _comment(tmp_path, "### kquota plan\n", existing=listing, user="kquota-bot")
+    assert calls[-1].startswith("api --method PATCH repos/o/r/issues/comments/5 ")
+
+
+def test_the_comment_names_the_commit_and_links_the_run(tmp_path: Path) -> None:
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    _, body = _comment(
+        tmp_path, "### kquota plan\n", existing="[]",
+        KQ_COMMIT=sha, GITHUB_SERVER_URL="https://github.com", GITHUB_RUN_ID="99",
+    )  # fmt: skip
+    assert body.startswith(f"{MARKER}\n### kquota plan\n")
+    assert "commit `0123456789ab`" in body
+    assert "[workflow run](https://github.com/o/r/actions/runs/99)" in body
+    # Values that are not what GitHub sets are left out, never pasted into the comment.
+    _, body = _comment(
+        tmp_path, "### kquota plan\n", existing="[]",
+        KQ_COMMIT="](javascript:x)", GITHUB_SERVER_URL="javascript:alert(1)//", GITHUB_RUN_ID="9",
+    )  # fmt: skip
+    assert body == f"{MARKER}\n### kquota plan\n"
+
+
+def test_a_long_report_is_cut_outside_any_open_element(tmp_path: Path) -> None:
+    rows = "".join(f"| `-` <code>{{user=u{i}}}</code> | x | 1 | |\n" for i in range(3000))
+    markdown = (
+        "### kquota plan\n\n| | entities |\n|---|---:|\n| `-` to delete | 3000 |\n\n"
+        "<details><summary>3000 to delete</summary>\n\n| | entity | key | before | after |\n"
+        f"|---|---|---|---:|---:|\n{rows}\n</details>\n\n"
+        "<details><summary>1 to create</summary>\n\n```text\n" + "y\n" * 5000 + "```\n"
+        "</details>\n"
+    )
+    assert len(markdown) > 65_536
+    _, body = _comment(
+        tmp_path, markdown, existing="[]", KQ_PLAN_FILE="/tmp/k/plan-prod.json",
+        GITHUB_SERVER_URL="https://github.com", GITHUB_RUN_ID="99", KQ_COMMIT="abcdef1",
+    )  # fmt: skip
+    assert len(body.encode("utf-16-le")) // 2 <= 65_536
+    kept, note = body.split("> [!WARNING]\n")
+    # Cut at a line boundary before the open <details>: the summary counts are kept.
+    assert kept.count("<details") == kept.count("</details>")
+    assert kept.count("```") % 2 == 0
+    assert "| `-` to delete | 3000 |" in kept
+    assert "Cut to fit GitHub's comment limit:" in note
+    assert "[this run's job summary](https://github.com/o/r/actions/runs/99)" in note
+    assert "the saved plan `plan-prod.json`" in note
+    assert body.rstrip().endswith("</sub>")  # the footer survives the cut
+
+
+def test_a_long_report_of_short_sections_keeps_every_section_that_fits(tmp_path: Path) -> None:
+    section = "<details><summary>s</summary>\n\n" + "z" * 1000 + "\n\n</details>\n\n"
+    _, body = _comment(tmp_path, section * 100, existing="[]")
+    kept = body.split("> [!WARNING]")[0]
+    assert kept.count("</details>") >= 60 and kept.count("<details") == kept.count("</details>")
+
+
+def test_without_gh_the_comment_step_says_so(tmp_path: Path) -> None:
+    (stderr,), _ = _comment(tmp_path, "### kquota plan\n", existing="[]", with_gh=False)
+    assert "gh (the GitHub CLI) is not on PATH" in stderr and "https://cli.github.com" in stderr
+
+
+def test_a_failing_plans_report_cannot_be_broken_by_its_error_text(tmp_path: Path) -> None:
+    err = tmp_path / "err"
+    err.write_text("error: name ```\n# not a heading\n", encoding="utf-8")
+    report = _tools().failed("plan", 1, err.read_text())
+    assert report.startswith("**kquota plan failed** (exit 1):\n\n````text\n")
+    assert report.endswith("# not a heading\n````\n")
+
+
+def _tools() -> Any:
+    """_tools is scripts/action_tools.py, imported from its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "action_tools", ROOT / "scripts" / "action_tools.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # --- actionlint reads action.yml ------------------------------------------------------------

@@ -90,18 +90,52 @@ def test_out_writes_a_loadable_plan(repo: Path) -> None:
     assert plan.snapshot_fingerprint and plan.snapshot_fingerprint.startswith("sha256:")
 
 
-def test_guard_blocks_and_saves_nothing(repo: Path) -> None:
+def test_guard_stopped_plan_is_shown_verdict_first_and_saved_for_review(repo: Path) -> None:
     (repo / "quotas" / "main.yaml").write_text(
         "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n"
     )
     code, out, err = run("plan", "--snapshot", "snap.json", "--prune", "--out", "p.json")
     assert code == 1
-    assert "Mass-removal guard: the desired state is empty" in out
-    assert "mass-removal guard" in err and not (repo / "p.json").exists()
+    # The verdict is the first thing read, and the whole plan follows it.
+    assert out.startswith("STOPPED: mass-removal guard: the desired state is empty")
+    assert "--allow-mass-removal" in out.splitlines()[1]
+    assert "- {user=carol}" in out and "Plan: 0 to create" in out
+    assert "mass-removal guard" in err and "saved in p.json for review only" in err
+    saved = json.loads((repo / "p.json").read_text())
+    assert saved["summary"]["guard_violation"] and "refusal" not in saved  # the plain contract
+    assert len(saved["alterations"]) == 3
     code, out, _ = run(
         "plan", "--snapshot", "snap.json", "--prune", "--allow-mass-removal", "--detailed-exitcode"
     )
-    assert code == 2 and "Mass-removal guard overridden" in out
+    assert code == 2 and "Mass-removal guard overridden" in out and "STOPPED" not in out
+
+
+def test_guard_stopped_plan_without_out_saves_nothing(repo: Path) -> None:
+    (repo / "quotas" / "main.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n"
+    )
+    code, _, err = run("plan", "--snapshot", "snap.json", "--prune")
+    assert code == 1 and err.rstrip().endswith("; nothing saved")
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_guard_stopped_plan_has_its_verdict_first_in_every_format(repo: Path, fmt: str) -> None:
+    (repo / "quotas" / "main.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n"
+    )
+    code, out, _ = run("plan", "--snapshot", "snap.json", "--prune", "--format", fmt)
+    assert code == 1
+    if fmt == "json":
+        data = json.loads(out)
+        assert next(iter(data)) == "refusal"
+        assert data["refusal"].startswith("mass-removal guard: the desired state is empty")
+        assert len(data["alterations"]) == 3
+    else:
+        lines = out.splitlines()
+        assert lines[0] == "> [!CAUTION]"
+        assert "will not be applied" in lines[1] and "`--allow-mass-removal`" in lines[1]
+        assert "mass-removal guard: the desired state is empty" in lines[4]
+        assert "### kquota plan" in out and "carol" in out
 
 
 def test_principal_effects(repo: Path) -> None:

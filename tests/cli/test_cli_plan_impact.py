@@ -104,10 +104,13 @@ def test_protected_principal_stops_the_plan(repo: Path) -> None:
     assert code == 1
     assert (
         "protected principals: {user=svc-etl} producer_byte_rate: unlimited -> 1048576 from "
-        "{user=<default>}; nothing saved" in err
+        "{user=<default>}; saved in plan.json for review only" in err
     )
+    assert out.startswith("STOPPED: protected principals: {user=svc-etl}")
     assert "re-run with --allow-protected-change" in out
-    assert not (repo / "plan.json").exists()
+    # Kept for review: apply names the protected principals again and rechecks them live.
+    saved = json.loads((repo / "plan.json").read_text())
+    assert saved["impact"][0]["principal"] == {"user": "svc-etl"}
     code, out, _ = run(
         "plan", "--snapshot", "snap.json", "--principals", "p.txt", "--protect", "user=svc-*",
         "--allow-protected-change", "--out", "plan.json",

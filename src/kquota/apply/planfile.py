@@ -224,10 +224,13 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def load_plan_file(path: Path, policy: Policy) -> Plan:
+def load_plan_file(path: Path, policy: Policy, *, review: bool = False) -> Plan:
     """load_plan_file reads and checks a saved plan under ``policy`` (the one in force now).
 
     PlanFileError for every problem found, each naming the field and what is allowed.
+    ``review`` (``kquota show``): a plan is read to be shown, not applied, so a null safety
+    field (a fleet plan records no cluster id) is let through; :func:`unapplyable_because`
+    says what apply would refuse. Every other check is the same.
     """
     try:
         data = read_regular(path, limit=MAX_PLAN_BYTES, larger="plan a smaller change")
@@ -235,11 +238,12 @@ def load_plan_file(path: Path, policy: Policy) -> Plan:
         raise PlanFileError(
             str(path), [f"cannot read the saved plan: {e.reason}; allowed: {e.allowed}"]
         ) from None
-    return parse_plan(data, str(path), policy)
+    return parse_plan(data, str(path), policy, review=review)
 
 
-def parse_plan(data: bytes, name: str, policy: Policy) -> Plan:
-    """parse_plan checks the bytes of a saved plan; ``name`` labels the problems."""
+def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) -> Plan:
+    """parse_plan checks the bytes of a saved plan; ``name`` labels the problems (``review``:
+    as for :func:`load_plan_file`)."""
     try:
         doc = json.loads(
             data.decode("utf-8"), object_pairs_hook=_object, parse_int=_int, parse_constant=float
@@ -253,13 +257,13 @@ def parse_plan(data: bytes, name: str, policy: Policy) -> Plan:
     except RecursionError:
         raise PlanFileError(name, [f"JSON nested too deeply; allowed: {PLAN_HELP}"]) from None
     check = _Checker()
-    plan = _plan(doc, check, policy)
+    plan = _plan(doc, check, policy, review)
     if check.problems or plan is None:
         raise PlanFileError(name, check.problems)
     return plan
 
 
-def _plan(doc: object, check: _Checker, policy: Policy) -> Plan | None:
+def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) -> Plan | None:
     top = check.fields(doc, "", _TOP, _OPTIONAL_TOP)
     if top is None:
         return None
@@ -278,15 +282,16 @@ def _plan(doc: object, check: _Checker, policy: Policy) -> Plan | None:
     def text(key: str, allowed: str, *, null: bool = False) -> str | None:
         return check.text(top[key], key, allowed, null=null) if key in top else None
 
-    cluster = text("cluster", _FIELD_HELP["cluster"])
+    cluster = text("cluster", _FIELD_HELP["cluster"], null=review)
     cluster_id = text(
         "cluster_id",
         "the id of the cluster the plan was made for: plan against the live cluster, or a "
         "snapshot written by kquota snapshot",
+        null=review,
     )
     fingerprint = top.get("snapshot_fingerprint")
     if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
-        if "snapshot_fingerprint" in top:
+        if "snapshot_fingerprint" in top and not (review and fingerprint is None):
             shown = "a malformed string" if isinstance(fingerprint, str) else _kind(fingerprint)
             check.add(
                 "snapshot_fingerprint",

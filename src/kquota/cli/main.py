@@ -30,6 +30,7 @@ _COMMANDS: dict[str, str] = {
     "alter": "kquota.cli.alter",
     "validate": "kquota.cli.validate",
     "plan": "kquota.cli.plan",
+    "show": "kquota.cli.show",
     "resolve": "kquota.cli.resolve",
     "export": "kquota.cli.export",
     "import": "kquota.cli.import_quotas",

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; with ``--detailed-exitcode`` 0 = no changes, 2 = changes; 1 = any
 error, including usage errors and a plan stopped by the mass-removal guard or the
-protected-principals guard (it is shown, then refused, and no ``--out`` file is written for it).
+protected-principals guard: that plan is shown in full with the verdict first, and ``--out``
+still saves it for review (apply recomputes the guards and refuses it without the override).
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from kquota.errors import KquotaError
 from kquota.operations.plan import make_plan
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
+from kquota.render.verdict import with_verdict
 
 
 class GuardError(KquotaError):
     """GuardError: the plan removes too much, or throttles a protected principal harder;
-    shown, but not saved or applied."""
+    shown and saved for review, but not applied without the override."""
 
 
 def colorize(text: str) -> str:
@@ -114,12 +116,13 @@ def command(
     )
     echo_warnings(result.warnings)
     plan = result.plan
-    click.echo(_render(plan, fmt, result.changes), nl=False, color=None)
-    if plan.refusal is not None:
-        raise GuardError(f"{plan.refusal}; nothing saved")
+    click.echo(with_verdict(_render(plan, fmt, result.changes), plan, fmt), nl=False, color=None)
     if out is not None:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
+    if plan.refusal is not None:
+        kept = f"saved in {out} for review only" if out is not None else "nothing saved"
+        raise GuardError(f"{plan.refusal}; {kept}")
     if detailed_exitcode and not plan.empty:
         sys.exit(2)
 

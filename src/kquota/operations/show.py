@@ -1,0 +1,145 @@
+"""The show operation: read a saved plan the way apply will, for a reviewer to read.
+
+``kquota show PLAN.json`` is Terraform's ``show``: the artifact apply would use, rendered. It
+goes through the same strict reader as apply (:mod:`kquota.apply.planfile`), so a doctored
+file gets apply's refusal, word for word. Two things differ, because nothing is applied:
+
+- a guard that trips is a verdict to show, not a refusal: the plan is read as if the operator
+  had passed ``--allow-mass-removal`` and then marked stopped again, so the renderers say
+  what apply would refuse (the file's own ``mass_removal_allowed`` still counts for nothing);
+- a null safety field (``cluster_id``, ``snapshot_fingerprint``, ``cluster``) is let through
+  and reported as what apply would refuse: a fleet plan records no cluster id.
+
+The guard and the ownership scope are those of the plan's cluster in kquota.yaml when there
+is one (or of the cluster named), else the defaults. A protected principal's verdict is taken
+on the live cluster by apply; the file only names the principals, so show lists no impact.
+
+A fleet's ``fleet-plan.json`` (``kquota fleet plan``) stands for its folder: every
+``<cluster>.plan.json`` beside it is read the same way; the summary in the file is never
+trusted, it is recomputed from the plans.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kquota.apply.planfile import MAX_PLAN_BYTES, PlanFileError, parse_plan, unapplyable_because
+from kquota.errors import KquotaError
+from kquota.localfile import UnreadableFile, read_regular
+from kquota.plan.policy import Policy
+from kquota.plan.types import Plan
+
+FLEET_SUMMARY = "fleet-plan.json"
+PLAN_SUFFIX = ".plan.json"
+
+
+@dataclass(frozen=True)
+class ShownPlan:
+    """ShownPlan is one saved plan as read for review, and why apply would refuse it
+    as saved (missing safety fields; the guard's verdict is in the plan)."""
+
+    path: Path
+    plan: Plan
+    unapplyable: tuple[str, ...] = ()
+    principals: int = 0
+    """Principals the file names for apply to check live (their verdict is not shown)."""
+
+
+PolicyFor = Callable[[str | None], Policy | None]
+"""The policy in force for a recorded cluster name, or None for the defaults."""
+
+
+def show_plan(path: Path, policy_for: PolicyFor) -> list[ShownPlan]:
+    """show_plan reads a saved plan, or every plan of a fleet when ``path`` is a fleet's
+    ``fleet-plan.json``; PlanFileError (apply's refusal) for a plan apply would not read."""
+    if path.name == FLEET_SUMMARY:
+        return [_read(p, policy_for) for p in _fleet_plans(path)]
+    return [_read(path, policy_for)]
+
+
+def _read(path: Path, policy_for: PolicyFor) -> ShownPlan:
+    try:
+        data = read_regular(path, limit=MAX_PLAN_BYTES, larger="plan a smaller change")
+    except UnreadableFile as e:
+        raise PlanFileError(
+            str(path), [f"cannot read the saved plan: {e.reason}; allowed: {e.allowed}"]
+        ) from None
+    first = policy_for(None)
+    plan = parse_plan(data, str(path), _reviewing(first), review=True)
+    policy = policy_for(plan.cluster)
+    if policy is not None and policy is not first:  # the recorded cluster's scope and limits
+        plan = parse_plan(data, str(path), _reviewing(policy), review=True)
+    principals = 0 if plan.impact is None else len(plan.impact.resolved)
+    # Stopped again: only the operator's flag at apply time overrides the guard.
+    plan = dataclasses.replace(plan, mass_removal_allowed=False, impact=None)
+    return ShownPlan(path, plan, tuple(unapplyable_because(plan)), principals)
+
+
+def _reviewing(policy: Policy | None) -> Policy:
+    return dataclasses.replace(policy or Policy(), allow_mass_removal=True)
+
+
+def _fleet_plans(summary: Path) -> list[Path]:
+    """_fleet_plans are the plan files beside a fleet summary; the summary's cluster list
+    must name exactly them (its names are compared, never used as paths)."""
+    try:
+        doc = json.loads(read_regular(summary, limit=MAX_PLAN_BYTES, larger="a smaller fleet"))
+    except UnreadableFile as e:
+        raise PlanFileError(
+            str(summary), [f"cannot read: {e.reason}; allowed: {e.allowed}"]
+        ) from None
+    except (ValueError, RecursionError):
+        doc = None
+    rows = doc.get("clusters") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("cluster"), str) for r in rows
+    ):
+        raise PlanFileError(
+            str(summary),
+            ['clusters: not a fleet summary; allowed: the fleet-plan.json "kquota fleet plan" '
+             "writes, beside its <cluster>.plan.json files"],
+        )  # fmt: skip
+    found = {p.name[: -len(PLAN_SUFFIX)]: p for p in summary.parent.glob(f"*{PLAN_SUFFIX}")}
+    named = [r["cluster"] for r in rows]
+    missing = sorted(set(named) - set(found))
+    if missing:
+        from kquota.render.format import safe_text
+
+        raise PlanFileError(
+            str(summary),
+            [f"clusters: no plan file beside it for {safe_text(n)!r}; allowed: the fleet's "
+             f"folder as kquota fleet plan wrote it" for n in missing],
+        )  # fmt: skip
+    return [found[n] for n in sorted(found)]
+
+
+def load_policy_for(config_path: Path | None, cluster: str | None) -> PolicyFor:
+    """load_policy_for is the policy lookup for ``show``: the named cluster's (``--cluster``),
+    else the recorded cluster's when kquota.yaml has it, else the defaults."""
+    from kquota.config import load_config
+    from kquota.config_file import find_config
+
+    path = config_path or find_config()
+    if config_path is not None and not config_path.exists():
+        raise KquotaError(f"{config_path}: no such config file")
+    if path is None:
+        if cluster is not None:
+            raise KquotaError(f"--cluster {cluster}: no kquota.yaml here (use --config PATH)")
+        return lambda _: None
+    config = load_config(path)
+    if cluster is not None:
+        chosen = config.cluster(cluster).policy.to_policy()
+        return lambda _: chosen
+
+    def lookup(recorded: str | None) -> Policy | None:
+        found = config.clusters.get(recorded) if recorded is not None else None
+        return None if found is None else found.policy.to_policy()
+
+    return lookup
+
+
+__all__ = ["ShownPlan", "load_policy_for", "show_plan"]
