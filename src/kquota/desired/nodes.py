@@ -169,12 +169,11 @@ def compose(data: bytes, *, max_nodes: int = MAX_NODES) -> Node | None:
     """
     with gc_paused():
         loader = _Loader(data)
+        stack: list[MapNode | SeqNode] = []  # the open collections, for _problem
         try:
-            return _compose(loader.get_event, max_nodes)
-        except yaml.YAMLError as e:
-            raise _problem(data, e) from None
-        except (RecursionError, UnicodeDecodeError) as e:
-            raise _problem(data, e) from None
+            return _compose(loader.get_event, max_nodes, stack)
+        except (yaml.YAMLError, RecursionError, UnicodeDecodeError) as e:
+            raise _problem(data, e, len(stack)) from None
         finally:
             loader.dispose()
 
@@ -189,33 +188,38 @@ def compose_all(data: bytes, *, max_nodes: int = MAX_NODES) -> list[Node | None]
             get = loader.get_event
             get()  # StreamStartEvent
             documents: list[Node | None] = []
+            stack: list[MapNode | SeqNode] = []
             while not isinstance(get(), yaml.StreamEndEvent):  # else a DocumentStartEvent
-                documents.append(_document(get, max_nodes)[0])
+                stack = []
+                documents.append(_document(get, max_nodes, stack)[0])
             return documents
-        except yaml.YAMLError as e:
-            raise _problem(data, e) from None
-        except (RecursionError, UnicodeDecodeError) as e:
-            raise _problem(data, e) from None
+        except (yaml.YAMLError, RecursionError, UnicodeDecodeError) as e:
+            raise _problem(data, e, len(stack)) from None
         finally:
             loader.dispose()
 
 
-def _problem(data: bytes, e: BaseException) -> YAMLProblem:
-    """_problem words any error of the parser as a :class:`YAMLProblem`.
+def _problem(data: bytes, e: BaseException, depth: int) -> YAMLProblem:
+    """_problem words any error of the parser as a :class:`YAMLProblem`; ``depth`` is how
+    many collections the composer had open when it came.
 
     kquota's depth bound speaks first whatever PyYAML does: libyaml holds back the tokens of
-    ``[[[[...`` until it knows none of them starts a key (up to 1,024 characters), so a
-    PyYAML with a nesting limit of its own (6.0.4: 1,000 levels) can refuse the file before
-    the composer sees the 65th level. Its error is then checked against kquota's bound by
-    scanning the text up to the error again, with PyYAML's pure-Python scanner counting
-    levels (:class:`_DepthScanner`); only when that finds nothing is PyYAML's error given.
+    a line such as ``[[[[...`` until it knows none of them starts a key (to the end of the
+    line, at most 1,024 characters), so a PyYAML with a nesting limit of its own (6.0.4:
+    1,000 levels) can refuse the file before the composer sees the 65th level. Only the
+    error's line can hold such levels, so when the open ones plus every ``[`` and ``{`` of
+    that line could pass the bound, the text up to that line is scanned again with PyYAML's
+    pure-Python scanner counting levels (:class:`_DepthScanner`); PyYAML's error is given
+    only when that finds nothing.
     """
     if isinstance(e, YAMLProblem):
         return e
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-    deeper = _too_deep(data, None if mark is None else mark.line)
-    if deeper is not None:
-        return deeper
+    if mark is not None:
+        at = data.split(b"\n", mark.line + 1)[mark.line : mark.line + 1]
+        openers = at[0].count(b"[") + at[0].count(b"{") if at else 0
+        if depth + openers > MAX_DEPTH and (deeper := _too_deep(data, mark.line)) is not None:
+            return deeper
     if isinstance(e, yaml.MarkedYAMLError):
         what = " ".join(p for p in (e.context, e.problem) if p) or type(e).__name__
         if mark is not None:
@@ -255,16 +259,15 @@ class _DepthScanner(yaml.SafeLoader):
         return bool(super().add_indent(column))
 
 
-def _too_deep(data: bytes, last_line: int | None) -> YAMLProblem | None:
-    """_too_deep is the depth problem in ``data`` up to 0-based line ``last_line`` (the whole
-    text when None), or None when it nests no deeper than MAX_DEPTH there."""
+def _too_deep(data: bytes, last_line: int) -> YAMLProblem | None:
+    """_too_deep is the depth problem in ``data`` up to 0-based line ``last_line``, or None
+    when it nests no deeper than MAX_DEPTH there."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None  # libyaml reads UTF-16 too; its depth is then its own to refuse
-    if last_line is not None:
-        lines: Sequence[str] = text.split("\n", last_line + 1)
-        text = "\n".join(lines[: last_line + 1])
+    lines: Sequence[str] = text.split("\n", last_line + 1)
+    text = "\n".join(lines[: last_line + 1])
     scanner = _DepthScanner(text)
     try:
         while not scanner.check_token(yaml.StreamEndToken):
@@ -278,12 +281,12 @@ def _too_deep(data: bytes, last_line: int | None) -> YAMLProblem | None:
     return None
 
 
-def _compose(get: Callable[[], Any], max_nodes: int) -> Node | None:
+def _compose(get: Callable[[], Any], max_nodes: int, stack: list[MapNode | SeqNode]) -> Node | None:
     get()  # StreamStartEvent
     event = get()
     if isinstance(event, yaml.StreamEndEvent):
         return None
-    root, root_mark = _document(get, max_nodes)
+    root, root_mark = _document(get, max_nodes, stack)
     event = get()
     if not isinstance(event, yaml.StreamEndEvent):
         raise ComposerError(
@@ -295,7 +298,9 @@ def _compose(get: Callable[[], Any], max_nodes: int) -> Node | None:
     return root
 
 
-def _document(get: Callable[[], Any], max_nodes: int) -> tuple[Node | None, Any]:
+def _document(
+    get: Callable[[], Any], max_nodes: int, stack: list[MapNode | SeqNode]
+) -> tuple[Node | None, Any]:
     """_document composes one document's events, up to and including its end event.
 
     ``count`` is the number of nodes a walk of the document would visit so far, aliases
@@ -307,7 +312,6 @@ def _document(get: Callable[[], Any], max_nodes: int) -> tuple[Node | None, Any]
     root_mark = None
     anchors: dict[str, Node] = {}
     size: dict[str, int] = {}  # anchor -> nodes it stands for, once its node is complete
-    stack: list[MapNode | SeqNode] = []
     opened: list[tuple[int, str | None]] = []  # per open collection: count at start, anchor
     keys: list[Node | None] = []  # per open mapping: its key awaiting a value
     count = 0
