@@ -39,7 +39,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from kquota.config_file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
@@ -240,16 +239,15 @@ def load_config(path: str | Path) -> ProjectConfig:
 
 def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
     # The desired-state reader's composer (kquota.desired.nodes): positions on every node,
-    # duplicate keys visible, no recursion, PyYAML's own scalar semantics.
-    from kquota.desired.nodes import compose
+    # duplicate keys visible, no recursion, PyYAML's own scalar semantics, and the same
+    # bounds on depth, aliases and nodes as every YAML kquota reads.
+    from kquota.desired.nodes import YAMLProblem, compose
+    from kquota.render.format import safe_text
 
     try:
         node = compose(text.encode("utf-8"))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(e, "problem", None) or str(e)
-        raise ConfigError(f"{where}: invalid YAML: {problem}") from None
+    except YAMLProblem as e:
+        raise ConfigError(f"{source}:{e.line}:{e.col}: invalid YAML: {safe_text(e.what)}") from None
     if node is None:
         raise ConfigError(f"{source}:1: empty config (it needs at least: clusters:)")
     lines: dict[tuple[str | int, ...], int] = {}

@@ -6,11 +6,9 @@ resolution); it only changes the time. See :mod:`kquota.desired.fastpath`.
 
 from __future__ import annotations
 
-import yaml
-
 from kquota.desired.document import DocumentReader, ParsedFile, read_document
 from kquota.desired.fastpath import parse_canonical, plain_lines
-from kquota.desired.nodes import Node, compose
+from kquota.desired.nodes import Node, YAMLProblem, compose
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.desired.scan import scan_canonical
 from kquota.render.format import safe_text
@@ -51,15 +49,8 @@ def read_nodes(file: str, data: bytes, problems: Problems) -> tuple[Node | None,
         pass  # libyaml also reads UTF-16 with a BOM, and words its own error otherwise
     try:
         return compose(data), True
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    except YAMLProblem as e:
         # Escaped: a tag or character quoted from the file must not reach a terminal raw.
-        what = safe_text(" ".join(p for p in (e.context, e.problem) if p))
-        problems.add(SourceLocation(file, line, col), f"invalid YAML: {what}", _YAML_ALLOWED)
-    except yaml.YAMLError as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        problems.add(SourceLocation(file, 1, 1), f"invalid YAML: {safe_text(first)}", _YAML_ALLOWED)
-    except RecursionError:
-        problems.add(SourceLocation(file, 1, 1), "YAML nested too deeply", _YAML_ALLOWED)
+        at = SourceLocation(file, e.line, e.col)
+        problems.add(at, f"invalid YAML: {safe_text(e.what)}", _YAML_ALLOWED)
     return None, False

@@ -3,8 +3,9 @@
 Files are multi-document YAML (``---`` between resources); a document may be a list of
 resources (``kind: List`` with ``items``, or a tool's own list kind). Documents are composed
 by the desired-state reader's own composer (:func:`~kquota.desired.nodes.compose_all`): the
-same nesting limit, and aliases are shared nodes, never expanded, so a "billion laughs"
-file costs what its text costs. Only the fields a converter asks for are ever visited.
+same bounds on nesting, aliases and nodes, and aliases are shared nodes, never expanded, so
+a "billion laughs" file is refused at the alias that crosses the bound. Only the fields a
+converter asks for are ever visited.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-import yaml
-
 from kquota.desired.nodes import (
     STR_TAG,
     MapNode,
     Node,
     Scalar,
     SeqNode,
+    YAMLProblem,
     compose_all,
     kind_name,
     scalar_value,
@@ -60,15 +60,9 @@ def read_resources(
     for name, data in files:
         try:
             documents = compose_all(data)
-        except yaml.MarkedYAMLError as e:
-            mark = e.problem_mark or e.context_mark
-            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-            what = safe_text(" ".join(p for p in (e.context, e.problem) if p))
-            problems.add(SourceLocation(name, line, col), f"invalid YAML: {what}", "YAML")
-            continue
-        except (yaml.YAMLError, RecursionError, UnicodeDecodeError) as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            problems.add_path(name, f"invalid YAML: {safe_text(first)}", "YAML")
+        except YAMLProblem as e:
+            at = SourceLocation(name, e.line, e.col)
+            problems.add(at, f"invalid YAML: {safe_text(e.what)}", "YAML")
             continue
         for root in documents:
             if root is None or value(root) is None:
