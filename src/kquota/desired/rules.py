@@ -35,6 +35,7 @@ from kquota.desired.nodes import (
     resolve_tag,
     scalar_value,
 )
+from kquota.lookalike import invisible_chars
 from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, MAX_NAME_BYTES, USER, name_bytes
 from kquota.names import ip_address
 from kquota.quotakeys import INT_MAX, LONG_MAX, QUOTA_KEYS, ValueType
@@ -186,8 +187,8 @@ def name_warnings(etype: str, name: str) -> list[str]:
             f"{etype} name {name!r} has leading or trailing whitespace ({code_points(ends)}); "
             + how
         )
-    if not name.isprintable():
-        hidden = [c for c in name if not c.isprintable() and unicodedata.category(c) != "Cc"]
+    if not name.isascii():
+        hidden = invisible_chars(name)
         if hidden:
             out.append(
                 f"{etype} name {name!r} has invisible characters ({code_points(hidden)}); " + how
