@@ -2,7 +2,7 @@
 
 Layout: one block per altered entity, headed by its change glyph (``+`` create, ``~`` update,
 ``-`` delete) and its KIP-546 form; under it one line per op. Then the totals, what was left
-alone, and the mass-removal guard's verdict; with ``--impact``, the principals whose effective
+alone; a guard's verdict comes first, right under the title; with ``--impact``, the principals whose effective
 quotas change (the first :data:`IMPACT_LINES`), where they were found, and the protected
 principals' verdict. Plain ASCII apart from names; colour, if any, is
 added by the CLI on top of this text, so the golden files stay the format.
@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
-from kquota.plan.types import ChangeKind, IgnoreReason, Op, Plan, PlanImpact, SourceCount
+from kquota.plan.lookalike import lookalikes
+from kquota.plan.types import (
+    Alteration,
+    ChangeKind,
+    IgnoreReason,
+    Op,
+    Plan,
+    PlanImpact,
+    SourceCount,
+)
 from kquota.render.format import display_entity, number, safe_text, value_with_unit
 
 _IGNORED_WORDS = {
@@ -23,21 +32,38 @@ _IGNORED_WORDS = {
 }
 
 
-def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) -> str:
-    """render_plan formats a plan (and optional effective-quota changes) as text."""
+def render_plan(
+    plan: Plan,
+    principal_changes: Sequence[ResolutionChange] = (),
+    *,
+    verdicts: Sequence[str] = (),
+) -> str:
+    """render_plan formats a plan (and optional effective-quota changes) as text.
+
+    ``verdicts``: messages that stop the plan, printed first (the plan's own guard verdicts
+    are printed without being passed). Removals come first: deleted entities, then updates
+    that remove keys, then the other updates, then creates. An entity deleted and another
+    created whose names read alike are marked on both.
+    """
     title = f"kquota plan for cluster {safe_text(plan.cluster)}" if plan.cluster else "kquota plan"
     lines: list[str] = [title]
+    lines.extend(f"STOPPED: {safe_text(v)}" for v in verdicts)
+    lines.extend(_guard(plan))
     lines.append("")
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
-    for alteration in plan.alterations:
-        lines.append(f"{alteration.kind.glyph} {display_entity(alteration.entity)}")
+    pairs = lookalikes(plan.alterations)
+    for alteration in removals_first(plan.alterations):
+        line = f"{alteration.kind.glyph} {display_entity(alteration.entity)}"
+        alike = pairs.get(alteration.entity)
+        if alike:
+            line += "  <- looks like " + ", ".join(display_entity(e) for e in alike)
+        lines.append(line)
         lines.extend(f"    {_op_line(op)}" for op in alteration.ops)
     if not plan.empty:
         lines.append("")
         lines.append(totals_line(plan))
     lines.extend(_left_alone(plan))
-    lines.extend(_guard(plan))
     if plan.impact is not None:
         lines.extend(_impact(plan.impact))
     if principal_changes:
@@ -45,6 +71,20 @@ def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) 
         lines.append("Effective quotas of the named principals:")
         lines.extend(_principal_lines(principal_changes))
     return "\n".join(lines) + "\n"
+
+
+def removals_first(alterations: Sequence[Alteration]) -> list[Alteration]:
+    """removals_first orders alterations for a reader: deletes, updates that remove keys,
+    other updates, creates; the planner's order within each."""
+
+    def rank(a: Alteration) -> int:
+        if a.kind is ChangeKind.DELETE:
+            return 0
+        if a.kind is ChangeKind.UPDATE:
+            return 1 if any(op.remove for op in a.ops) else 2
+        return 3
+
+    return sorted(alterations, key=rank)
 
 
 def totals_line(plan: Plan) -> str:
@@ -86,12 +126,11 @@ def _guard(plan: Plan) -> list[str]:
         return []
     if plan.mass_removal_allowed:
         return [
-            "",
-            f"Mass-removal guard overridden (--allow-mass-removal): {plan.guard_violation}.",
+            f"Mass-removal guard overridden (--allow-mass-removal): "
+            f"{safe_text(plan.guard_violation)}.",
         ]
     return [
-        "",
-        f"Mass-removal guard: {plan.guard_violation}.",
+        f"Mass-removal guard: {safe_text(plan.guard_violation)}.",
         "This plan will not be applied; review it, then re-run with --allow-mass-removal.",
     ]
 
