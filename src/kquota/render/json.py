@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import orjson
 
-from kquota.plan.resolver import Resolution
 from kquota.plan.lookalike import lookalikes
+from kquota.plan.resolver import Resolution
 from kquota.plan.types import ChangeKind, Plan
 
 

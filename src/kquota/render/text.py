@@ -1,19 +1,20 @@
 """Plain-text rendering for a terminal or a log: the golden, reviewable form of a plan.
 
 Layout: one block per altered entity, headed by its change glyph (``+`` create, ``~`` update,
-``-`` delete) and its KIP-546 form; under it one line per op. Then the totals, what was left
-alone; a guard's verdict comes first, right under the title; with ``--impact``, the principals whose effective
-quotas change (the first :data:`IMPACT_LINES`), where they were found, and the protected
-principals' verdict. Plain ASCII apart from names; colour, if any, is
-added by the CLI on top of this text, so the golden files stay the format.
+``-`` delete) and its KIP-546 form; under it one line per op; removals first. Then the
+totals and what was left alone; a guard's verdict comes first, right under the title; with
+``--impact``, the principals whose effective quotas change (the first
+:data:`IMPACT_LINES`), where they were found, and the protected principals' verdict. Plain
+ASCII apart from names; colour, if any, is added by the CLI on top of this text, so the
+golden files stay the format.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
 from kquota.plan.lookalike import lookalikes
+from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
 from kquota.plan.types import (
     Alteration,
     ChangeKind,
