@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gfm
+
 from kquota.drift.render import render_json, render_markdown, render_prometheus, render_text
 from kquota.drift.report import DriftKind, drift_report
 from kquota.model import Entity
@@ -64,8 +66,21 @@ def test_renderings_of_drift() -> None:
     text = render_text(report)
     assert "drift in 4 entities (5 findings)" in text
     assert "producer_byte_rate: cluster 200 (200 B/s), desired 100 (100 B/s)" in text
-    md = render_markdown(report)
-    assert "| `{user=b}` | key_added |" in md
+    doc = gfm.assert_aligned(render_markdown(report))
+    totals = doc.tables()[0]
+    assert totals.header == ["finding", "count"] and ["value changed", "1"] in totals.rows
+    added = [t for t in doc.tables()[1:] if any("{user=b}" in r[0] for r in t.rows)]
+    assert added and added[0].rows[0][1].== "request_percentage: cluster has 3, not declared"
+
+
+def test_drift_markdown_folds_and_fits_the_budget() -> None:
+    many = {Entity.of({"user": f"u{i:05}"}): {"producer_byte_rate": 1.0} for i in range(5000)}
+    report = drift_report(make_plan({}, many, Policy(prune=True)), prune=True)
+    out = render_markdown(report, budget=20_000, full_report_at="the artifact")
+    doc = gfm.assert_aligned(out)
+    assert len(out) <= 20_000 and out.count("<details>") == out.count("</details>") == 1
+    assert doc.tables()[0].rows == [["entity not declared (in scope, prune on)", "5000"]]
+    assert "findings left out. The full report is in the artifact." in doc.text()
     prom = render_prometheus([report], 1.0)
     assert 'kquota_drift_findings{cluster="",kind="value_changed"} 1' in prom
     assert 'kquota_drift_in_sync{cluster=""} 0' in prom
