@@ -70,7 +70,7 @@ def test_renderings_of_drift() -> None:
     totals = doc.tables()[0]
     assert totals.header == ["finding", "count"] and ["value changed", "1"] in totals.rows
     added = [t for t in doc.tables()[1:] if any("{user=b}" in r[0] for r in t.rows)]
-    assert added and added[0].rows[0][1].== "request_percentage: cluster has 3, not declared"
+    assert added and added[0].rows[0][1] == "request_percentage: cluster has 3, not declared"
 
 
 def test_drift_markdown_folds_and_fits_the_budget() -> None:
