@@ -71,6 +71,9 @@ def test_renderings_of_drift() -> None:
     assert totals.header == ["finding", "count"] and ["value changed", "1"] in totals.rows
     added = [t for t in doc.tables()[1:] if any("{user=b}" in r[0] for r in t.rows)]
     assert added and added[0].rows[0][1] == "request_percentage: cluster has 3, not declared"
+    prom = render_prometheus([report], 1.0)
+    assert 'kquota_drift_findings{cluster="",kind="value_changed"} 1' in prom
+    assert 'kquota_drift_in_sync{cluster=""} 0' in prom
 
 
 def test_drift_markdown_folds_and_fits_the_budget() -> None:
@@ -81,6 +84,3 @@ def test_drift_markdown_folds_and_fits_the_budget() -> None:
     assert len(out) <= 20_000 and out.count("<details>") == out.count("</details>") == 1
     assert doc.tables()[0].rows == [["entity not declared (in scope, prune on)", "5000"]]
     assert "findings left out. The full report is in the artifact." in doc.text()
-    prom = render_prometheus([report], 1.0)
-    assert 'kquota_drift_findings{cluster="",kind="value_changed"} 1' in prom
-    assert 'kquota_drift_in_sync{cluster=""} 0' in prom
