@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gfm
-
 from kquota.drift.render import render_json, render_markdown, render_prometheus, render_text
 from kquota.drift.report import DriftKind, drift_report
 from kquota.model import Entity

@@ -30,7 +30,9 @@ def _detail(f: Finding) -> str:
     if f.kind is DriftKind.KEY_ADDED and f.key is not None and f.actual is not None:
         return f"{safe_text(f.key)}: cluster has {value_with_unit(f.key, f.actual)}, not declared"
     if f.kind is DriftKind.KEY_REMOVED and f.key is not None and f.desired is not None:
-        return f"{safe_text(f.key)}: desired {value_with_unit(f.key, f.desired)}, not on the cluster"
+        return (
+            f"{safe_text(f.key)}: desired {value_with_unit(f.key, f.desired)}, not on the cluster"
+        )
     return _LABELS[f.kind]
 
 
@@ -69,9 +71,7 @@ def render_markdown(
     cluster name go through :mod:`kquota.render.md_escape`."""
     name = md.code(report.cluster) if report.cluster else "cluster"
     if report.drifted:
-        state = (
-            f"drift in {report.drifted_entities} entities ({len(report.findings)} findings)"
-        )
+        state = f"drift in {report.drifted_entities} entities ({len(report.findings)} findings)"
     else:
         state = "in sync"
     head = [f"### kquota drift: {name}: {state}", ""]

@@ -104,12 +104,12 @@ def _values(n: int) -> str:
 def _op_line(op: Op) -> str:
     if op.remove:
         assert op.before is not None
-        return f"- {op.key}: {value_with_unit(op.key, op.before)} -> (removed)"
+        return f"- {safe_text(op.key)}: {value_with_unit(op.key, op.before)} -> (removed)"
     assert op.value is not None
     if op.before is None:
-        return f"+ {op.key}: {value_with_unit(op.key, op.value)}"
+        return f"+ {safe_text(op.key)}: {value_with_unit(op.key, op.value)}"
     before = value_with_unit(op.key, op.before)
-    return f"~ {op.key}: {before} -> {value_with_unit(op.key, op.value)}"
+    return f"~ {safe_text(op.key)}: {before} -> {value_with_unit(op.key, op.value)}"
 
 
 def _left_alone(plan: Plan) -> list[str]:
@@ -207,7 +207,7 @@ def _principal_lines(changes: Sequence[ResolutionChange]) -> list[str]:
             lines.append(f"  {display_entity(change.principal.entity())}")
         before, after = _resolved(change.before), _resolved(change.after)
         glyph = "+" if change.before is None else "-" if change.after is None else "~"
-        lines.append(f"    {glyph} {change.key}: {before} -> {after}")
+        lines.append(f"    {glyph} {safe_text(change.key)}: {before} -> {after}")
     return lines
 
 
@@ -225,7 +225,7 @@ def render_resolution(resolution: Resolution) -> str:
         if q is None:
             lines.append(f"{key}=unlimited")
         else:
-            lines.append(f"{key}={number(q.value)} {display_entity(q.source)}")
+            lines.append(f"{safe_text(key)}={number(q.value)} {display_entity(q.source)}")
     if resolution.quota_callback is not None:
         lines.append(callback_note(resolution.quota_callback))
     return "\n".join(lines) + "\n"
