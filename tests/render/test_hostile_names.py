@@ -184,6 +184,10 @@ def test_text_and_json_and_prometheus_stay_valid() -> None:
         assert line.startswith("# ") or sample.match(line), line
 
 
+def _yaml(name: str) -> str:
+    return json.dumps("c" + name, ensure_ascii=False)  # a JSON string is a YAML flow scalar
+
+
 def test_plan_from_yaml_and_a_snapshot_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -192,8 +196,8 @@ def test_plan_from_yaml_and_a_snapshot_file(
     monkeypatch.chdir(tmp_path)
     names = [n for n in HOSTILE if n == n.strip() and "\r" not in n]
     entries = "\n".join(
-        f"  - match: {{user: {{name: {json.dumps('c' + n, ensure_ascii=False)}, verbatim: true}}}}\n"
-        f"    set: {{producer_byte_rate: 1KiB}}"
+        f"  - match: {{user: {{name: {_yaml(n)}, verbatim: true}}}}\n"
+        "    set: {producer_byte_rate: 1KiB}"
         for n in names
     )
     (tmp_path / "quotas").mkdir()
