@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import gfm
-from kquota.drift.render import render_json, render_markdown, render_prometheus, render_text
+from kquota.drift.render import (
+    render_fleet_markdown,
+    render_json,
+    render_markdown,
+    render_prometheus,
+    render_text,
+)
 from kquota.drift.report import DriftKind, drift_report
 from kquota.model import Entity
 from kquota.plan.planner import plan as make_plan
@@ -83,3 +91,22 @@ def test_drift_markdown_folds_and_fits_the_budget() -> None:
     assert len(out) <= 20_000 and out.count("<details>") == out.count("</details>") == 1
     assert doc.tables()[0].rows == [["entity not declared (in scope, prune on)", "5000"]]
     assert "findings left out. The full report is in the artifact." in doc.text()
+
+
+def test_fleet_markdown_lists_drifted_clusters_first_within_the_budget() -> None:
+    one = {Entity.of({"user": f"u{i:04}"}): {"producer_byte_rate": 1.0} for i in range(800)}
+    drifted = drift_report(make_plan({}, one, Policy(prune=True)), prune=True)
+    clean = drift_report(make_plan({}, {}, Policy(prune=True)), prune=True)
+    reports = [
+        dataclasses.replace(clean, cluster="a-clean"),
+        dataclasses.replace(drifted, cluster="b\n<!-- hidden `x|y`"),
+        dataclasses.replace(drifted, cluster="c-drifted"),
+    ]
+    out = render_fleet_markdown(reports, budget=12_000, full_report_at="the artifact")
+    assert len(out) <= 12_000
+    doc = gfm.assert_aligned(out)
+    assert not doc.comments
+    table = doc.tables()[0]
+    assert table.column("cluster") == ["b\\x0a<!-- hidden `x|y`", "c-drifted", "a-clean"]
+    assert table.column("state") == ["drift", "drift", "in sync"]
+    assert "The full report is in the artifact." in doc.text()

@@ -133,6 +133,58 @@ def _md_detail(f: Finding) -> str:
     return key + _LABELS[f.kind]
 
 
+def render_fleet_markdown(
+    reports: list[DriftReport], *, budget: int = BUDGET, full_report_at: str = FULL_REPORT_AT
+) -> str:
+    """render_fleet_markdown: many clusters in one comment. A table of the clusters (the
+    drifted ones first, with their counts per kind), then each drifted cluster's report,
+    sharing what is left of ``budget``; a visible line counts what did not fit."""
+    drifted = [r for r in reports if r.drifted]
+    head = [
+        f"### kquota fleet drift: {len(drifted)} of {len(reports)} clusters drifted",
+        "",
+    ]
+    kinds = list(DriftKind)
+    head.append("| cluster | state | " + " | ".join(_LABELS[k] for k in kinds) + " | unmanaged |")
+    head.append("|---|---|" + "---:|" * (len(kinds) + 1))
+    left = budget - size("\n".join(head)) - 400
+    rows, cut = [], 0
+    for r in sorted(reports, key=lambda r: (not r.drifted, r.cluster or "")):
+        counts = r.counts()
+        row = (
+            f"| {md.code(r.cluster or '', cell=True)} | {'drift' if r.drifted else 'in sync'} | "
+            + " | ".join(str(counts[k.value]) for k in kinds)
+            + f" | {r.unmanaged} |"
+        )
+        if size(row) + 1 > left:
+            cut += 1
+            continue
+        left -= size(row) + 1
+        rows.append(row)
+    if cut:
+        rows.append(f"| … {cut} more clusters not shown | |" + " |" * (len(kinds) + 1))
+    body: list[str] = []
+    shown = 0
+    for i, r in enumerate(drifted):
+        share = left // (len(drifted) - i)
+        if share < 600:
+            break
+        part = render_markdown(r, budget=share, full_report_at=full_report_at)
+        left -= size(part) + 1
+        body.append(part)
+        shown += 1
+    note = []
+    if cut or shown < len(drifted) or any("Not all shown here" in b for b in body):
+        note = [
+            "> [!IMPORTANT]",
+            f"> **Not all shown here:** {cut} clusters left out of the table, "
+            f"{len(drifted) - shown} drifted clusters' reports left out. The full reports are in "
+            f"{full_report_at}.",
+            "",
+        ]
+    return "\n".join([*head, *rows, "", *note, *body]).rstrip("\n") + "\n"
+
+
 def render_json(report: DriftReport) -> str:
     return json.dumps(report.to_data(), indent=2, sort_keys=False) + "\n"
 
@@ -179,7 +231,8 @@ def render_prometheus(reports: list[DriftReport], timestamp: float) -> str:
 
 def render_reports(reports: list[DriftReport], fmt: str, timestamp: float) -> str:
     """render_reports joins one or many clusters' reports in one format (``text``,
-    ``markdown``, ``json``, ``prometheus``): one cluster's JSON is its report alone."""
+    ``markdown``, ``json``, ``prometheus``): one cluster's JSON or markdown is its report
+    alone; many clusters' markdown is :func:`render_fleet_markdown`."""
     if fmt == "prometheus":
         return render_prometheus(reports, timestamp)
     if fmt == "json":
@@ -187,5 +240,7 @@ def render_reports(reports: list[DriftReport], fmt: str, timestamp: float) -> st
             return render_json(reports[0])
         data = {"format_version": 1, "clusters": [r.to_data() for r in reports]}
         return json.dumps(data, indent=2) + "\n"
-    render = render_markdown if fmt == "markdown" else render_text
-    return "".join(render(r) for r in reports)
+    if fmt == "markdown":
+        # One comment for all: the clusters share one budget.
+        return render_markdown(reports[0]) if len(reports) == 1 else render_fleet_markdown(reports)
+    return "".join(render_text(r) for r in reports)
