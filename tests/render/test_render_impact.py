@@ -32,17 +32,27 @@ def _plan_moving_the_default(users: int, callback: str | None = None) -> Plan:
     return dataclasses.replace(plan, impact=impact)
 
 
-def test_text_shows_the_first_changes_and_counts_the_rest() -> None:
+def test_text_groups_principals_by_change() -> None:
     out = text.render_plan(_plan_moving_the_default(IMPACT_LINES + 7))
     assert f"Impact: {IMPACT_LINES + 7} effective quotas of {IMPACT_LINES + 7} principals" in out
-    assert "u000" in out and f"u{IMPACT_LINES - 1:03}" in out
-    assert f"u{IMPACT_LINES:03}" not in out
-    assert "  … and 7 more, see --format json" in out
+    assert (
+        "  looser producer_byte_rate: 100 (100 B/s) from {user=<default>} -> "
+        "200 (200 B/s) from {user=<default>} (+100%)\n"
+        f"    {IMPACT_LINES + 7} principals: {{user=u000}}, {{user=u001}}, {{user=u002}} and "
+        f"{IMPACT_LINES + 4} more\n"
+    ) in out
 
 
-def test_text_within_the_limit_shows_everything() -> None:
-    out = text.render_plan(_plan_moving_the_default(IMPACT_LINES))
-    assert f"u{IMPACT_LINES - 1:03}" in out and "more, see --format json" not in out
+def test_text_counts_the_groups_past_the_limit() -> None:
+    state: QuotaState = {Entity.of({"user": f"u{i:03}"}): {P: 100.0} for i in range(60)}
+    desired: QuotaState = {Entity.of({"user": f"u{i:03}"}): {P: 100.0 - i} for i in range(60)}
+    plan = LocalEngine().plan(desired, state, Policy(), "c")
+    who = [Principal(f"u{i:03}") for i in range(60)]
+    plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, Policy()))
+    out = text.render_plan(plan)
+    assert out.count("  harder producer_byte_rate") == IMPACT_LINES
+    assert "  same   producer_byte_rate" not in out  # u000 keeps 100: no change at all
+    assert f"  … and {59 - IMPACT_LINES} more changes, see --format json" in out
 
 
 @pytest.mark.parametrize("users", [1, FOLD_THRESHOLD + 1, 5000])

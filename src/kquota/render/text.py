@@ -25,6 +25,7 @@ from kquota.plan.types import (
     SourceCount,
 )
 from kquota.render.format import display_entity, number, safe_text, value_with_unit
+from kquota.render.impact_groups import group_changes
 
 _IGNORED_WORDS = {
     IgnoreReason.OUT_OF_SCOPE: "out of scope",
@@ -50,6 +51,7 @@ def render_plan(
     lines: list[str] = [title]
     lines.extend(f"STOPPED: {safe_text(v)}" for v in verdicts)
     lines.extend(_guard(plan))
+    lines.extend(_protected(plan.impact))
     lines.append("")
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
@@ -137,7 +139,9 @@ def _guard(plan: Plan) -> list[str]:
 
 
 IMPACT_LINES = 50
-"""Impact changes shown in a text plan; the rest are counted (the JSON plan has them all)."""
+"""Impact groups shown in a text plan; the rest are counted (the JSON plan has every change)."""
+
+_DIRECTION = {"harder": "harder", "looser": "looser", "same": "same  "}
 
 
 def _impact(impact: PlanImpact) -> list[str]:
@@ -147,11 +151,20 @@ def _impact(impact: PlanImpact) -> list[str]:
     if changes:
         lines.append(
             f"Impact: {len(changes)} effective {_quotas(len(changes))} of {who} "
-            f"{_principals(who)} change ({impact.principals} resolved):"
+            f"{_principals(who)} change ({impact.principals} resolved), throttled harder first:"
         )
-        lines.extend(_principal_lines(changes[:IMPACT_LINES]))
-        if len(changes) > IMPACT_LINES:
-            lines.append(f"  … and {len(changes) - IMPACT_LINES} more, see --format json")
+        groups = group_changes(changes)
+        for g in groups[:IMPACT_LINES]:
+            before, after = _resolved(g.before), _resolved(g.after)
+            lines.append(
+                f"  {_DIRECTION[g.direction]} {safe_text(g.key)}: {before} -> {after} ({g.percent})"
+            )
+            names = ", ".join(display_entity(p.entity()) for p in g.sample)
+            more = f" and {g.count - len(g.sample)} more" if g.count > len(g.sample) else ""
+            lines.append(f"    {g.count} {_principals(g.count)}: {names}{more}")
+        if len(groups) > IMPACT_LINES:
+            rest = sum(g.count for g in groups[IMPACT_LINES:])
+            lines.append(f"  … and {rest} more changes, see --format json")
     else:
         lines.append(
             f"Impact: no effective quota changes for the {impact.principals} "
@@ -166,18 +179,21 @@ def _impact(impact: PlanImpact) -> list[str]:
             f"Warning: the broker runs a custom quota callback ({safe_text(impact.quota_callback)}"
             "): it may compute quotas differently from what is shown here."
         )
-    if impact.protected:
-        lines.append("")
-        if impact.protected_change_allowed:
-            lines.append("Protected-principals guard overridden (--allow-protected-change):")
-        else:
-            lines.append("Protected principals: the plan lowers or newly imposes their quotas:")
-        lines.extend(f"  {safe_text(v)}" for v in impact.protected)
-        if not impact.protected_change_allowed:
-            lines.append(
-                "This plan will not be applied; review it, then re-run with "
-                "--allow-protected-change."
-            )
+    return lines
+
+
+def _protected(impact: PlanImpact | None) -> list[str]:
+    if impact is None or not impact.protected:
+        return []
+    if impact.protected_change_allowed:
+        lines = ["Protected-principals guard overridden (--allow-protected-change):"]
+    else:
+        lines = ["Protected principals: the plan lowers or newly imposes their quotas:"]
+    lines.extend(f"  {safe_text(v)}" for v in impact.protected)
+    if not impact.protected_change_allowed:
+        lines.append(
+            "This plan will not be applied; review it, then re-run with --allow-protected-change."
+        )
     return lines
 
 
