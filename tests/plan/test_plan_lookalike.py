@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
 import gfm
+from kquota.apply.planfile import load_plan_file
 from kquota.model import Entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.planner import plan as make_plan
@@ -46,3 +49,11 @@ def test_unrelated_names_and_other_types_are_not_paired() -> None:
     assert lookalikes(p.alterations) == {}
     assert "lookalikes" not in json.loads(render_json.render_plan(p))
     assert "looks like" not in text.render_plan(p) + markdown.render_plan(p)
+
+
+def test_a_plan_json_with_lookalikes_is_still_a_plan_file(tmp_path: Path) -> None:
+    twin = Entity.of({"user": "payments\u3164"})
+    p = make_plan({twin: {P: 1.0}}, {REAL: {P: 1.0}}, Policy(prune=True), cluster="c")
+    p = dataclasses.replace(p, cluster_id="id-1", snapshot_fingerprint="sha256:" + "0" * 64)
+    (tmp_path / "plan.json").write_text(render_json.render_plan(p))
+    assert load_plan_file(tmp_path / "plan.json", Policy(prune=True)).alterations == p.alterations
