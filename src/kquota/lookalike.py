@@ -59,24 +59,31 @@ def invisible_chars(name: str) -> list[str]:
 
 
 @functools.cache
-def _prototypes() -> dict[str, str]:
+def _prototypes() -> dict[int, str | None]:
+    """The str.translate table of UTS #39's skeleton: each confusable character to its
+    prototype, each default-ignorable one to nothing."""
     data = resources.files("kquota").joinpath("data/confusables.txt").read_text("utf-8")
-    table: dict[str, str] = {}
+    table: dict[int, str | None] = {}
     for line in data.splitlines():
         if not line or line.startswith("#"):
             continue
         source, _, target = line.partition(";")
-        table[chr(int(source, 16))] = "".join(chr(int(c, 16)) for c in target.split())
+        table[int(source, 16)] = "".join(chr(int(c, 16)) for c in target.split())
+    for start, end in _IGNORABLE:
+        table.update(dict.fromkeys(range(start, end + 1)))
     return table
+
+
+def _nfd(text: str) -> str:
+    if text.isascii() or unicodedata.is_normalized("NFD", text):
+        return text
+    return unicodedata.normalize("NFD", text)
 
 
 def skeleton(text: str) -> str:
     """skeleton is UTS #39's skeleton(X): NFD, drop default-ignorable code points, map each
     character to its prototype, NFD again. Equal skeletons mean the strings are confusable."""
-    table = _prototypes()
-    nfd = unicodedata.normalize("NFD", text)
-    mapped = "".join(table.get(c, c) for c in nfd if not default_ignorable(c))
-    return unicodedata.normalize("NFD", mapped)
+    return _nfd(_nfd(text).translate(_prototypes()))
 
 
 def confusable(a: str, b: str) -> bool:
@@ -87,4 +94,6 @@ def confusable(a: str, b: str) -> bool:
 def name_key(name: str) -> str:
     """name_key is what a reader sees of a name: its skeleton with every invisible character
     dropped (also U+2800, which UTS #39 keeps). Equal keys, different names: a look-alike."""
-    return skeleton("".join(c for c in name if not invisible(c) or c.isascii()))
+    if not name.isascii():
+        name = "".join(c for c in name if not invisible(c) or c.isascii())
+    return skeleton(name)

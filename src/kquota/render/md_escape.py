@@ -52,19 +52,9 @@ def entity(e: Entity, *, cell: bool = False) -> str:
     return _span(display_entity(e), cell)
 
 
-def shown(safe: str, *, cell: bool = False) -> str:
-    """shown is a string already passed through safe_text (a display form) as a code span."""
-    return _span(safe, cell)
-
-
 def html_code(raw: str) -> str:
     """html_code is ``raw`` as ``<code>`` for a raw HTML block, where markdown is not read."""
     return "<code>" + html.escape(safe_text(raw), quote=True) + "</code>"
-
-
-def html_entity(e: Entity) -> str:
-    """html_entity is an entity's KIP-546 form as ``<code>`` for a raw HTML block."""
-    return "<code>" + html.escape(display_entity(e), quote=True) + "</code>"
 
 
 def text(raw: str, *, cell: bool = False) -> str:
