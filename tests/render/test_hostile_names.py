@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import gfm
+from hostile_names import HOSTILE
 from kquota.cli.main import cli
 from kquota.drift.render import render_json as drift_json
 from kquota.drift.render import render_markdown as drift_markdown
@@ -37,49 +38,6 @@ from kquota.render import markdown, text
 from kquota.render.format import display_entity, safe_text
 from kquota.snapshot import dump_snapshot
 
-HOSTILE = [
-    "*bold* _em_ __strong__",
-    "[link](https://evil.example/)",
-    "![img](https://evil.example/x.png)",
-    "<img src=x onerror=alert(1)>",
-    "<b>bold</b><script>alert(1)</script>",
-    "<!-- the rest is hidden",
-    "-->",
-    "a`b",
-    "``two``",
-    "```fence",
-    "`" * 7,
-    "ends with `",
-    "a|b|c",
-    "|",
-    "https://evil.example/login",
-    "www.evil.example",
-    "mail@evil.example",
-    "@octocat",
-    "#123",
-    "org/repo#1",
-    ":shipit:",
-    "# heading",
-    "> quote",
-    "- item",
-    "1. one",
-    "===",
-    "line\nbreak\n# heading",
-    "cr\rlf",
-    "tab\there",
-    "&amp; &lt;b&gt; &#124;",
-    "\\|\\`\\",
-    "payments\u3164",
-    "payments\u2800",
-    "payments\u034f",
-    "pay\u200bments",
-    "\u202eevil",
-    "x\U000e0041",
-    "~~strike~~",
-    "- [ ] task",
-    "  spaces  ",
-    "L" + "o" * 300 + "ng",
-]
 P = "producer_byte_rate"
 
 
