@@ -113,7 +113,7 @@ def render_plan(
     if plan.empty:
         head += ["**No changes.** The cluster matches the desired state.", ""]
     head += _summary(plan)
-    b = _Budget(budget - _RESERVE)
+    b = _Budget(budget - _RESERVE - size(full_plan_at))
     if not b.take(head):
         b.left = 0
     pairs = lookalikes(plan.alterations)
