@@ -53,3 +53,27 @@ def test_html_code_is_inert_in_an_html_block() -> None:
     doc = gfm.parse(f"<details><summary>{md.html_code('<b>x</b> <!-- & `y`')}</summary>\n")
     assert "b" not in doc.root.tags() and not doc.comments
     assert doc.root.all("code")[0].text() == "<b>x</b> <!-- & `y`"
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS)
+def test_fenced_is_one_code_block(raw: str) -> None:
+    doc = gfm.parse(md.fenced(raw) + "after\n")
+    assert doc.root.tags() == {"pre", "code", "p"} and not doc.comments
+    lines = [safe_text(x) for x in raw.rstrip("\n").split("\n")]
+    assert doc.root.all("code")[0].text() == "\n".join(lines) + "\n"
+    assert doc.root.all("p")[-1].text() == "after"
+
+
+def test_the_module_runs_as_a_filter() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "kquota.render.md_escape", "fenced"],
+        input="error: ```\n<!-- x\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out == "````\nerror: ```\n<!-- x\n````\n"

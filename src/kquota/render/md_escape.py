@@ -71,6 +71,32 @@ def text(raw: str, *, cell: bool = False) -> str:
     return " ".join(out).lstrip(" ")
 
 
+def fenced(raw: str) -> str:
+    """fenced is ``raw`` (several lines, e.g. a command's error output) as a fenced code
+    block: each line made visible by safe_text, the fence longer than any run of backticks
+    inside, so no line can close it. Nothing in a code block is markup."""
+    lines = [safe_text(line) for line in raw.rstrip("\n").split("\n")]
+    longest = max((len(m) for line in lines for m in _BACKTICKS.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([fence, *lines, fence]) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kquota.render.md_escape fenced|code|text``: standard input escaped for
+    markdown on standard output, for scripts (the Action's error block)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    shapes = {"fenced": fenced, "code": code, "text": text}
+    if len(args) != 1 or args[0] not in shapes:
+        print("usage: python -m kquota.render.md_escape fenced|code|text", file=sys.stderr)
+        return 2
+    data = sys.stdin.read()
+    out = shapes[args[0]](data if args[0] == "fenced" else data.rstrip("\n"))
+    sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    return 0
+
+
 def _escape_start(m: re.Match[str]) -> str:
     start = m.group(1)
     return start + "\\" if start[0].isdigit() else "\\" + start
@@ -90,3 +116,7 @@ def _span(safe: str, cell: bool) -> str:
     if cell:
         inner = inner.replace("|", "\\|")
     return fence + inner + fence
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
