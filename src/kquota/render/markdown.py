@@ -1,8 +1,8 @@
 """Markdown rendering for a pull-request comment (GitHub-flavoured).
 
 Order, top to bottom: the title; the verdicts that stop the plan (a guard's, a caller's),
-as ``> [!CAUTION]`` blocks; the summary counts, never folded; a note when anything was left
-out; the removals (entities deleted, then updates that remove keys), listed by name and never
+as ``> [!CAUTION]`` blocks; the look-alike names (an entity removed and one created that read
+the same); the summary counts, never folded; a note when anything was left out; the removals (entities deleted, then updates that remove keys), listed by name and never
 folded; the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
 alterations); with ``--impact`` the effective-quota changes grouped by change.
 
@@ -110,16 +110,15 @@ def render_plan(
     head = [title, ""]
     head += [line for v in verdicts for line in _caution(md.text(v))]
     head += _guards(plan)
+    pairs = lookalikes(plan.alterations)
+    head += _lookalike_note(pairs)
     if plan.empty:
         head += ["**No changes.** The cluster matches the desired state.", ""]
     head += _summary(plan)
     b = _Budget(budget - _RESERVE - size(full_plan_at))
     if not b.take(head):
         b.left = 0
-    pairs = lookalikes(plan.alterations)
     body: list[str] = []
-    if pairs:
-        body += _lookalike_note(pairs, b)
     if not plan.empty:
         body += _changes(plan, pairs, b)
     if plan.impact is not None:
@@ -286,24 +285,27 @@ def _row(a: Alteration, i: int, op: Op, pairs: dict[Entity, tuple[Entity, ...]])
     return f"| {glyph} | {entity} | {key} | {before} | {after} |"
 
 
-def _lookalike_note(pairs: dict[Entity, tuple[Entity, ...]], b: _Budget) -> list[str]:
+def _lookalike_note(pairs: dict[Entity, tuple[Entity, ...]]) -> list[str]:
+    """The pairs of an entity removed and one created that read alike, on top and never cut
+    (the first :data:`PROTECTED_SHOWN`, then a count)."""
+    if not pairs:
+        return []
     lines = [
         "> [!WARNING]",
         "> **Look-alike names:** entities removed and created that read the same:",
     ]
-    shown = 0
     done: set[Entity] = set()
+    groups = []
     for e, others in pairs.items():
-        if e in done:
-            continue
-        done.update(others)
-        line = f"> - {md.entity(e)} and {', '.join(md.entity(o) for o in others)}"
-        if shown >= PROTECTED_SHOWN:
-            break
-        lines.append(line)
-        shown += 1
+        if e not in done:
+            done.update(others)
+            groups.append((e, others))
+    for e, others in groups[:PROTECTED_SHOWN]:
+        lines.append(f"> - {md.entity(e)} and {', '.join(md.entity(o) for o in others)}")
+    if len(groups) > PROTECTED_SHOWN:
+        lines.append(f"> - … and {len(groups) - PROTECTED_SHOWN} more (see the JSON plan)")
     lines.append("")
-    return lines if b.take(lines) else []
+    return lines
 
 
 def _plural(n: int, one: str, many: str) -> str:
