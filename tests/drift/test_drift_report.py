@@ -110,3 +110,15 @@ def test_fleet_markdown_lists_drifted_clusters_first_within_the_budget() -> None
     assert table.column("cluster") == ["b\\x0a<!-- hidden `x|y`", "c-drifted", "a-clean"]
     assert table.column("state") == ["drift", "drift", "in sync"]
     assert "The full report is in the artifact." in doc.text()
+
+
+def test_fleet_markdown_counts_the_clusters_it_cannot_show() -> None:
+    one = {Entity.of({"user": "u"}): {"producer_byte_rate": 1.0}}
+    drifted = drift_report(make_plan({}, one, Policy(prune=True)), prune=True)
+    reports = [dataclasses.replace(drifted, cluster=f"cluster-{i:03}") for i in range(500)]
+    out = render_fleet_markdown(reports, budget=5_000)
+    assert len(out) <= 5_000
+    doc = gfm.assert_aligned(out)
+    shown = [c for c in doc.tables()[0].column("cluster") if c.startswith("cluster-")]
+    assert f"… {500 - len(shown)} more clusters not shown" in doc.text()
+    assert f"{500 - len(shown)} clusters left out of the table" in doc.text()
