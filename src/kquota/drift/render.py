@@ -90,7 +90,7 @@ def render_markdown(
         if not group:
             continue
         rows = ["| entity | detail |", "|---|---|"]
-        wrap = [f"<details><summary>{len(group)} {_LABELS[kind]}</summary>", "", "</details>", ""]
+        wrap = [f"<details><summary>{_LABELS[kind]}: {len(group)}</summary>", "", "</details>", ""]
         fold = len(group) > FOLD_THRESHOLD
         title = [] if fold else [f"#### {_LABELS[kind]} ({len(group)})", ""]
         left -= size("\n".join(rows + (wrap if fold else title))) + 4
