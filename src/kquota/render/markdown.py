@@ -2,8 +2,9 @@
 
 Order, top to bottom: the title; the verdicts that stop the plan (a guard's, a caller's),
 as ``> [!CAUTION]`` blocks; the look-alike names (an entity removed and one created that read
-the same); the summary counts, never folded; a note when anything was left out; the removals (entities deleted, then updates that remove keys), listed by name and never
-folded; the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
+the same); the summary counts, never folded; a note when anything was left out; the
+removals (entities deleted, then updates that remove keys), listed by name and never folded;
+the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
 alterations); with ``--impact`` the effective-quota changes grouped by change.
 
 The whole comment stays within ``budget`` characters (GitHub counts UTF-16 code units; so
