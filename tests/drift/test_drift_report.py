@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from kquota.drift.render import render_json, render_markdown, render_prometheus, render_text
+import dataclasses
+
+import gfm
+from kquota.drift.render import (
+    render_fleet_markdown,
+    render_json,
+    render_markdown,
+    render_prometheus,
+    render_text,
+)
 from kquota.drift.report import DriftKind, drift_report
 from kquota.model import Entity
 from kquota.plan.planner import plan as make_plan
@@ -64,8 +73,52 @@ def test_renderings_of_drift() -> None:
     text = render_text(report)
     assert "drift in 4 entities (5 findings)" in text
     assert "producer_byte_rate: cluster 200 (200 B/s), desired 100 (100 B/s)" in text
-    md = render_markdown(report)
-    assert "| `{user=b}` | key_added |" in md
+    doc = gfm.assert_aligned(render_markdown(report))
+    totals = doc.tables()[0]
+    assert totals.header == ["finding", "count"] and ["value changed", "1"] in totals.rows
+    added = [t for t in doc.tables()[1:] if any("{user=b}" in r[0] for r in t.rows)]
+    assert added and added[0].rows[0][1] == "request_percentage: cluster has 3, not declared"
     prom = render_prometheus([report], 1.0)
     assert 'kquota_drift_findings{cluster="",kind="value_changed"} 1' in prom
     assert 'kquota_drift_in_sync{cluster=""} 0' in prom
+
+
+def test_drift_markdown_folds_and_fits_the_budget() -> None:
+    many = {Entity.of({"user": f"u{i:05}"}): {"producer_byte_rate": 1.0} for i in range(5000)}
+    report = drift_report(make_plan({}, many, Policy(prune=True)), prune=True)
+    out = render_markdown(report, budget=20_000, full_report_at="the artifact")
+    doc = gfm.assert_aligned(out)
+    assert len(out) <= 20_000 and out.count("<details>") == out.count("</details>") == 1
+    assert doc.tables()[0].rows == [["entity not declared (in scope, prune on)", "5000"]]
+    assert "findings left out. The full report is in the artifact." in doc.text()
+
+
+def test_fleet_markdown_lists_drifted_clusters_first_within_the_budget() -> None:
+    one = {Entity.of({"user": f"u{i:04}"}): {"producer_byte_rate": 1.0} for i in range(800)}
+    drifted = drift_report(make_plan({}, one, Policy(prune=True)), prune=True)
+    clean = drift_report(make_plan({}, {}, Policy(prune=True)), prune=True)
+    reports = [
+        dataclasses.replace(clean, cluster="a-clean"),
+        dataclasses.replace(drifted, cluster="b\n<!-- hidden `x|y`"),
+        dataclasses.replace(drifted, cluster="c-drifted"),
+    ]
+    out = render_fleet_markdown(reports, budget=12_000, full_report_at="the artifact")
+    assert len(out) <= 12_000
+    doc = gfm.assert_aligned(out)
+    assert not doc.comments
+    table = doc.tables()[0]
+    assert table.column("cluster") == ["b\\x0a<!-- hidden `x|y`", "c-drifted", "a-clean"]
+    assert table.column("state") == ["drift", "drift", "in sync"]
+    assert "The full report is in the artifact." in doc.text()
+
+
+def test_fleet_markdown_counts_the_clusters_it_cannot_show() -> None:
+    one = {Entity.of({"user": "u"}): {"producer_byte_rate": 1.0}}
+    drifted = drift_report(make_plan({}, one, Policy(prune=True)), prune=True)
+    reports = [dataclasses.replace(drifted, cluster=f"cluster-{i:03}") for i in range(500)]
+    out = render_fleet_markdown(reports, budget=5_000)
+    assert len(out) <= 5_000
+    doc = gfm.assert_aligned(out)
+    shown = [c for c in doc.tables()[0].column("cluster") if c.startswith("cluster-")]
+    assert f"… {500 - len(shown)} more clusters not shown" in doc.text()
+    assert f"{500 - len(shown)} clusters left out of the table" in doc.text()

@@ -86,8 +86,9 @@ def test_spark_and_local_drift_reports_are_identical(
 ) -> None:
     clusters = discover(*fleet)
     policy = Policy(prune=False)
-    write_drift(plan_fleet_local(clusters, policy), tmp_path / "local", prune=False)
-    write_drift(spark_engine.plan_fleet(clusters, policy), tmp_path / "spark", prune=False)
+    local, spark = plan_fleet_local(clusters, policy), spark_engine.plan_fleet(clusters, policy)
+    write_drift(local, tmp_path / "local", prune=False, timestamp=1.0)
+    write_drift(spark, tmp_path / "spark", prune=False, timestamp=1.0)
     assert _files(tmp_path / "local") == _files(tmp_path / "spark")
     report = json.loads((tmp_path / "local" / "cluster-001.drift.json").read_text())
     assert not report["in_sync"]

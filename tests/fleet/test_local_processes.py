@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import gfm
 from kquota.errors import KquotaError
 from kquota.fleet.layout import discover
 from kquota.fleet.run import auto_processes, plan_fleet_local, write_drift, write_plans
@@ -30,9 +31,15 @@ def test_two_processes_write_the_same_plans_and_drift(tmp_path: Path) -> None:
     write_plans(two, tmp_path / "two")
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
     assert any(p.guard_violation for p in one.values())  # the guard ran in the workers too
-    write_drift(one, tmp_path / "drift-one", prune=True)
-    write_drift(two, tmp_path / "drift-two", prune=True)
+    write_drift(one, tmp_path / "drift-one", prune=True, timestamp=1.0)
+    write_drift(two, tmp_path / "drift-two", prune=True, timestamp=1.0)
     assert _files(tmp_path / "drift-one") == _files(tmp_path / "drift-two")
+    doc = gfm.assert_aligned((tmp_path / "drift-one" / "fleet-drift.md").read_text())
+    table = doc.tables()[0]
+    assert sorted(table.column("cluster")) == sorted(c.name for c in clusters)
+    prom = (tmp_path / "drift-one" / "fleet-drift.prom").read_text()
+    assert all(f'kquota_drift_in_sync{{cluster="{c.name}"}}' in prom for c in clusters)
+    assert "kquota_drift_last_check_timestamp_seconds 1.000" in prom
 
 
 def test_a_bad_file_in_a_worker_is_reported_with_its_line(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 import pytest
 
+import gfm
 from kquota.model import Entity
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from kquota.render import markdown
@@ -61,17 +62,19 @@ def test_display_entity_escapes_types_too() -> None:
     assert display_entity(Entity.of({"user": "a", "x\x07": "b"})) == "{user=a, x\\x07=b}"
 
 
-def test_markdown_escapes_and_truncates(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_markdown_escapes_and_truncates() -> None:
     alt = Alteration(
         Entity.of({"user": "a|<b>"}),
         (Op("producer_byte_rate", 1.0, False, None),),
         ChangeKind.CREATE,
     )
-    out = markdown.render_plan(Plan(alterations=(alt,)))
-    assert "<code>{user=a&#124;&lt;b&gt;}</code>" in out
-    monkeypatch.setattr(markdown, "MAX_ROWS", 2)
+    doc = gfm.assert_aligned(markdown.render_plan(Plan(alterations=(alt,))))
+    assert doc.tables()[1].column("entity") == ["{user=a|<b>}"]
+    assert "b" not in doc.root.tags()
     many = tuple(
-        Alteration(Entity.of({"user": f"u{i}"}), alt.ops, ChangeKind.CREATE) for i in range(5)
+        Alteration(Entity.of({"user": f"u{i}"}), alt.ops, ChangeKind.CREATE) for i in range(50)
     )
-    out = markdown.render_plan(Plan(alterations=many))
-    assert "… 3 more changes: see the JSON plan" in out
+    out = markdown.render_plan(Plan(alterations=many), budget=1500, full_plan_at="the artifact")
+    doc = gfm.assert_aligned(out)
+    assert len(out) <= 1500
+    assert "more change" in doc.text() and "The full plan is in the artifact" in doc.text()

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+import gfm
 from kquota.engines.local import LocalEngine
 from kquota.model import Entity, QuotaState
 from kquota.plan.impact import plan_impact
@@ -31,24 +32,53 @@ def _plan_moving_the_default(users: int, callback: str | None = None) -> Plan:
     return dataclasses.replace(plan, impact=impact)
 
 
-def test_text_shows_the_first_changes_and_counts_the_rest() -> None:
+def test_text_groups_principals_by_change() -> None:
     out = text.render_plan(_plan_moving_the_default(IMPACT_LINES + 7))
     assert f"Impact: {IMPACT_LINES + 7} effective quotas of {IMPACT_LINES + 7} principals" in out
-    assert "u000" in out and f"u{IMPACT_LINES - 1:03}" in out
-    assert f"u{IMPACT_LINES:03}" not in out
-    assert "  … and 7 more, see --format json" in out
+    assert (
+        "  looser producer_byte_rate: 100 (100 B/s) from {user=<default>} -> "
+        "200 (200 B/s) from {user=<default>} (+100%)\n"
+        f"    {IMPACT_LINES + 7} principals: {{user=u000}}, {{user=u001}}, {{user=u002}} and "
+        f"{IMPACT_LINES + 4} more\n"
+    ) in out
 
 
-def test_text_within_the_limit_shows_everything() -> None:
-    out = text.render_plan(_plan_moving_the_default(IMPACT_LINES))
-    assert f"u{IMPACT_LINES - 1:03}" in out and "more, see --format json" not in out
+def test_text_counts_the_groups_past_the_limit() -> None:
+    state: QuotaState = {Entity.of({"user": f"u{i:03}"}): {P: 100.0} for i in range(60)}
+    desired: QuotaState = {Entity.of({"user": f"u{i:03}"}): {P: 100.0 - i} for i in range(60)}
+    plan = LocalEngine().plan(desired, state, Policy(), "c")
+    who = [Principal(f"u{i:03}") for i in range(60)]
+    plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, Policy()))
+    out = text.render_plan(plan)
+    assert out.count("  harder producer_byte_rate") == IMPACT_LINES
+    assert "  same   producer_byte_rate" not in out  # u000 keeps 100: no change at all
+    assert f"  … and {59 - IMPACT_LINES} more changes, see --format json" in out
 
 
-@pytest.mark.parametrize(("users", "folded"), [(FOLD_THRESHOLD, False), (FOLD_THRESHOLD + 1, True)])
-def test_markdown_folds_a_long_table(users: int, folded: bool) -> None:
-    out = markdown.render_plan(_plan_moving_the_default(users))
-    assert (f"<details><summary>{users} effective quotas of {users} principals" in out) is folded
-    assert out.count("| <code>{user=u0") == users  # folded, never cut: every row is there
+@pytest.mark.parametrize("users", [1, FOLD_THRESHOLD + 1, 5000])
+def test_markdown_groups_principals_by_change(users: int) -> None:
+    doc = gfm.assert_aligned(markdown.render_plan(_plan_moving_the_default(users)))
+    impact = doc.tables()[-1]
+    assert impact.header == ["", "key", "before", "after", "change", "principals"]
+    assert len(impact.rows) == 1  # one change, however many principals it hits
+    (row,) = impact.rows
+    assert row[0] == "▲ loosened" and row[1] == P and row[4] == "+100%"
+    assert row[2] == "100 (100 B/s) from {user=<default>}"
+    assert row[5].startswith(f"{users}: {{user=u000}}")
+    if users > 3:
+        assert row[5].endswith(f"and {users - 3} more")
+
+
+def test_markdown_lists_throttled_harder_first() -> None:
+    state: QuotaState = {DEFAULT_USER: {P: 100.0}, Entity.of({"user": "big"}): {P: 1000.0}}
+    desired: QuotaState = {DEFAULT_USER: {P: 200.0}, Entity.of({"user": "big"}): {P: 250.0}}
+    plan = LocalEngine().plan(desired, state, Policy(), "c")
+    who = [Principal("big"), Principal("u1"), Principal("u2")]
+    plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, Policy()))
+    impact = gfm.assert_aligned(markdown.render_plan(plan)).tables()[-1]
+    assert [r[0] for r in impact.rows] == ["▼ throttled harder", "▲ loosened"]
+    assert impact.rows[0][4] == "-75%" and impact.rows[0][5] == "1: {user=big}"
+    assert impact.rows[1][5] == "2: {user=u1}, {user=u2}"
 
 
 def test_a_custom_quota_callback_is_called_out_in_both_formats() -> None:
@@ -58,5 +88,5 @@ def test_a_custom_quota_callback_is_called_out_in_both_formats() -> None:
         "compute quotas differently from what is shown here."
     ) in text.render_plan(plan)
     md = markdown.render_plan(plan)
-    assert "> [!WARNING]" in md and "<code>com.example.TenantQuotas</code>" in md
+    assert "> [!WARNING]" in md and "`com.example.TenantQuotas`" in md
     assert "custom quota callback" not in text.render_plan(_plan_moving_the_default(2))

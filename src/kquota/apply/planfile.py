@@ -77,9 +77,10 @@ _TOP = (
     "alterations",
     "summary",
     *IMPACT_FIELDS,
+    "lookalikes",  # derived from the alterations for a reader (render/json.py); ignored
 )
 _META = ("created_at", "desired_digest", "kquota_version")
-_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS})
+_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes"})
 _ALTERATION = ("entity", "change", "ops")
 _OP = ("key", "value", "remove", "before")
 _COUNTS = ("create", "update", "delete", "unchanged", "set_ops", "remove_ops")

@@ -221,7 +221,7 @@ def plan_cmd(
 @_processes
 @_prune
 def drift_cmd(fleet: FleetFlags, processes: str, prune: bool) -> None:
-    """Write OUT/<cluster>.drift.json and OUT/fleet-drift.json; exit 2 when any drifted."""
+    """Write OUT/<cluster>.drift.json, OUT/fleet-drift.json, .md and .prom; exit 2 on drift."""
     from kquota.operations.fleet import write_fleet_drift
 
     plans = _plans(fleet, Policy(prune=prune), processes)

@@ -35,6 +35,7 @@ from kquota.desired.nodes import (
     resolve_tag,
     scalar_value,
 )
+from kquota.lookalike import invisible, invisible_chars
 from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, MAX_NAME_BYTES, USER, name_bytes
 from kquota.names import ip_address
 from kquota.quotakeys import INT_MAX, LONG_MAX, QUOTA_KEYS, ValueType
@@ -186,13 +187,23 @@ def name_warnings(etype: str, name: str) -> list[str]:
             f"{etype} name {name!r} has leading or trailing whitespace ({code_points(ends)}); "
             + how
         )
-    if not name.isprintable():
-        hidden = [c for c in name if not c.isprintable() and unicodedata.category(c) != "Cc"]
+    if not name.isascii():
+        hidden = invisible_chars(name)
         if hidden:
             out.append(
-                f"{etype} name {name!r} has invisible characters ({code_points(hidden)}); " + how
+                f"{etype} name {_shown(name)} has invisible characters ({code_points(hidden)}); "
+                + how
             )
     return out
+
+
+def _shown(name: str) -> str:
+    """_shown is ``repr(name)`` with the invisible characters repr keeps (U+3164, U+2800,
+    variation selectors, ...) escaped too, so the message shows where they are."""
+    return "".join(
+        f"\\u{ord(c):04x}" if not c.isascii() and c.isprintable() and invisible(c) else c
+        for c in repr(name)
+    )
 
 
 def code_points(chars: list[str]) -> str:

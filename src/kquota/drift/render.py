@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from kquota.drift.report import DriftKind, DriftReport, Finding
-from kquota.render.format import display_entity, value_with_unit
+from kquota.render import md_escape as md
+from kquota.render.format import display_entity, safe_text, value_with_unit
+from kquota.render.markdown import BUDGET, size
 
 _LABELS = {
     DriftKind.VALUE_CHANGED: "value changed",
@@ -14,25 +16,28 @@ _LABELS = {
     DriftKind.ENTITY_MISSING: "declared entity missing",
     DriftKind.ENTITY_UNDECLARED: "entity not declared (in scope, prune on)",
 }
-_MD_ROWS_SHOWN = 200
+FOLD_THRESHOLD = 20
+FULL_REPORT_AT = "the JSON report (`kquota drift --format json`)"
 
 
 def _detail(f: Finding) -> str:
     if f.kind is DriftKind.VALUE_CHANGED and f.key is not None:
         assert f.desired is not None and f.actual is not None
         return (
-            f"{f.key}: cluster {value_with_unit(f.key, f.actual)}, "
+            f"{safe_text(f.key)}: cluster {value_with_unit(f.key, f.actual)}, "
             f"desired {value_with_unit(f.key, f.desired)}"
         )
     if f.kind is DriftKind.KEY_ADDED and f.key is not None and f.actual is not None:
-        return f"{f.key}: cluster has {value_with_unit(f.key, f.actual)}, not declared"
+        return f"{safe_text(f.key)}: cluster has {value_with_unit(f.key, f.actual)}, not declared"
     if f.kind is DriftKind.KEY_REMOVED and f.key is not None and f.desired is not None:
-        return f"{f.key}: desired {value_with_unit(f.key, f.desired)}, not on the cluster"
+        return (
+            f"{safe_text(f.key)}: desired {value_with_unit(f.key, f.desired)}, not on the cluster"
+        )
     return _LABELS[f.kind]
 
 
 def _headline(report: DriftReport) -> str:
-    name = report.cluster or "cluster"
+    name = safe_text(report.cluster) if report.cluster else "cluster"
     if not report.drifted:
         return f"{name}: in sync"
     return f"{name}: drift in {report.drifted_entities} entities ({len(report.findings)} findings)"
@@ -57,19 +62,127 @@ def render_text(report: DriftReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(report: DriftReport) -> str:
-    lines = [f"### kquota drift: {_headline(report)}", ""]
+def render_markdown(
+    report: DriftReport, *, budget: int = BUDGET, full_report_at: str = FULL_REPORT_AT
+) -> str:
+    """render_markdown: the headline, the totals per kind, then the findings per kind (each
+    folded past :data:`FOLD_THRESHOLD` rows), within ``budget`` characters; what does not
+    fit is counted in a visible line that says where the full report is. Names, keys and the
+    cluster name go through :mod:`kquota.render.md_escape`."""
+    name = md.code(report.cluster) if report.cluster else "cluster"
     if report.drifted:
-        lines += ["| entity | finding | detail |", "|---|---|---|"]
-        for f in report.findings[:_MD_ROWS_SHOWN]:
-            entity = display_entity(f.entity).replace("|", "\\|")
-            detail = _detail(f).replace("|", "\\|")
-            lines.append(f"| `{entity}` | {f.kind.value} | {detail} |")
-        if len(report.findings) > _MD_ROWS_SHOWN:
-            lines.append(f"\n… and {len(report.findings) - _MD_ROWS_SHOWN} more findings")
+        state = f"drift in {report.drifted_entities} entities ({len(report.findings)} findings)"
+    else:
+        state = "in sync"
+    head = [f"### kquota drift: {name}: {state}", ""]
+    counts = {k: v for k, v in report.counts().items() if v}
+    if counts:
+        head += ["| finding | count |", "|---|---:|"]
+        head += [f"| {_LABELS[DriftKind(k)]} | {v} |" for k, v in counts.items()]
+        head.append("")
     if report.unmanaged:
-        lines += ["", f"{report.unmanaged} in-scope entities are not declared (prune off)."]
-    return "\n".join(lines) + "\n"
+        head += [f"{report.unmanaged} in-scope entities are not declared (prune off).", ""]
+    left = budget - size("\n".join(head)) - 400
+    body: list[str] = []
+    omitted = 0
+    for kind in DriftKind:
+        group = [f for f in report.findings if f.kind is kind]
+        if not group:
+            continue
+        rows = ["| entity | detail |", "|---|---|"]
+        wrap = [f"<details><summary>{_LABELS[kind]}: {len(group)}</summary>", "", "</details>", ""]
+        fold = len(group) > FOLD_THRESHOLD
+        title = [] if fold else [f"#### {_LABELS[kind]} ({len(group)})", ""]
+        left -= size("\n".join(rows + (wrap if fold else title))) + 4
+        shown = 0
+        for f in group:
+            row = f"| {md.entity(f.entity, cell=True)} | {_md_detail(f)} |"
+            if left - size(row) - 1 < 0:
+                break
+            left -= size(row) + 1
+            rows.append(row)
+            shown += 1
+        if shown < len(group):
+            omitted += len(group) - shown
+            rows.append(f"| … {len(group) - shown} more not shown | |")
+        rows.append("")
+        body += [*wrap[:2], *rows, *wrap[2:]] if fold else [*title, *rows]
+    note = []
+    if omitted:
+        note = [
+            "> [!IMPORTANT]",
+            f"> **Not all shown here:** {omitted} findings left out. The full report is in "
+            f"{full_report_at}.",
+            "",
+        ]
+    return "\n".join(head + note + body).rstrip("\n") + "\n"
+
+
+def _md_detail(f: Finding) -> str:
+    key = "" if f.key is None else md.code(f.key, cell=True) + ": "
+    if f.kind is DriftKind.VALUE_CHANGED and f.desired is not None and f.actual is not None:
+        assert f.key is not None
+        return (
+            f"{key}cluster {value_with_unit(f.key, f.actual)}, "
+            f"desired {value_with_unit(f.key, f.desired)}"
+        )
+    if f.kind is DriftKind.KEY_ADDED and f.key is not None and f.actual is not None:
+        return f"{key}cluster has {value_with_unit(f.key, f.actual)}, not declared"
+    if f.kind is DriftKind.KEY_REMOVED and f.key is not None and f.desired is not None:
+        return f"{key}desired {value_with_unit(f.key, f.desired)}, not on the cluster"
+    return key + _LABELS[f.kind]
+
+
+def render_fleet_markdown(
+    reports: list[DriftReport], *, budget: int = BUDGET, full_report_at: str = FULL_REPORT_AT
+) -> str:
+    """render_fleet_markdown: many clusters in one comment. A table of the clusters (the
+    drifted ones first, with their counts per kind), then each drifted cluster's report,
+    sharing what is left of ``budget``; a visible line counts what did not fit."""
+    drifted = [r for r in reports if r.drifted]
+    head = [
+        f"### kquota fleet drift: {len(drifted)} of {len(reports)} clusters drifted",
+        "",
+    ]
+    kinds = list(DriftKind)
+    head.append("| cluster | state | " + " | ".join(_LABELS[k] for k in kinds) + " | unmanaged |")
+    head.append("|---|---|" + "---:|" * (len(kinds) + 1))
+    left = budget - size("\n".join(head)) - 400
+    rows, cut = [], 0
+    for r in sorted(reports, key=lambda r: (not r.drifted, r.cluster or "")):
+        counts = r.counts()
+        row = (
+            f"| {md.code(r.cluster or '', cell=True)} | {'drift' if r.drifted else 'in sync'} | "
+            + " | ".join(str(counts[k.value]) for k in kinds)
+            + f" | {r.unmanaged} |"
+        )
+        if size(row) + 1 > left:
+            cut += 1
+            continue
+        left -= size(row) + 1
+        rows.append(row)
+    if cut:
+        rows.append(f"| … {cut} more clusters not shown | |" + " |" * (len(kinds) + 1))
+    body: list[str] = []
+    shown = 0
+    for i, r in enumerate(drifted):
+        share = left // (len(drifted) - i)
+        if share < 600:
+            break
+        part = render_markdown(r, budget=share, full_report_at=full_report_at)
+        left -= size(part) + 1
+        body.append(part)
+        shown += 1
+    note = []
+    if cut or shown < len(drifted) or any("Not all shown here" in b for b in body):
+        note = [
+            "> [!IMPORTANT]",
+            f"> **Not all shown here:** {cut} clusters left out of the table, "
+            f"{len(drifted) - shown} drifted clusters' reports left out. The full reports are in "
+            f"{full_report_at}.",
+            "",
+        ]
+    return "\n".join([*head, *rows, "", *note, *body]).rstrip("\n") + "\n"
 
 
 def render_json(report: DriftReport) -> str:
@@ -118,7 +231,8 @@ def render_prometheus(reports: list[DriftReport], timestamp: float) -> str:
 
 def render_reports(reports: list[DriftReport], fmt: str, timestamp: float) -> str:
     """render_reports joins one or many clusters' reports in one format (``text``,
-    ``markdown``, ``json``, ``prometheus``): one cluster's JSON is its report alone."""
+    ``markdown``, ``json``, ``prometheus``): one cluster's JSON or markdown is its report
+    alone; many clusters' markdown is :func:`render_fleet_markdown`."""
     if fmt == "prometheus":
         return render_prometheus(reports, timestamp)
     if fmt == "json":
@@ -126,5 +240,7 @@ def render_reports(reports: list[DriftReport], fmt: str, timestamp: float) -> st
             return render_json(reports[0])
         data = {"format_version": 1, "clusters": [r.to_data() for r in reports]}
         return json.dumps(data, indent=2) + "\n"
-    render = render_markdown if fmt == "markdown" else render_text
-    return "".join(render(r) for r in reports)
+    if fmt == "markdown":
+        # One comment for all: the clusters share one budget.
+        return render_markdown(reports[0]) if len(reports) == 1 else render_fleet_markdown(reports)
+    return "".join(render_text(r) for r in reports)

@@ -7,16 +7,19 @@ json`` contract, ``OUT/<cluster>.drift.json`` for drift, and a fleet summary.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kquota import deadline
+from kquota.drift.render import render_fleet_markdown, render_prometheus
 from kquota.drift.render import render_json as render_drift_json
 from kquota.drift.report import drift_report
 from kquota.errors import KquotaError
@@ -190,12 +193,18 @@ def write_plans(plans: dict[str, Plan], out: Path) -> dict[str, Any]:
     return summary
 
 
-def write_drift(plans: dict[str, Plan], out: Path, *, prune: bool) -> dict[str, Any]:
-    """write_drift writes one drift report per cluster and ``fleet-drift.json``; returns it."""
+def write_drift(
+    plans: dict[str, Plan], out: Path, *, prune: bool, timestamp: float | None = None
+) -> dict[str, Any]:
+    """write_drift writes one drift report per cluster, ``fleet-drift.json``, the same as a
+    pull-request comment (``fleet-drift.md``) and as a Prometheus textfile
+    (``fleet-drift.prom``, checked at ``timestamp``, now by default); returns the summary."""
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    reports = []
     for name in sorted(plans):
         report = drift_report(plans[name], prune=prune)
+        reports.append(report if report.cluster else dataclasses.replace(report, cluster=name))
         (out / f"{name}.drift.json").write_text(render_drift_json(report))
         rows.append(
             {
@@ -214,4 +223,10 @@ def write_drift(plans: dict[str, Plan], out: Path, *, prune: bool) -> dict[str, 
         },
     }
     (out / "fleet-drift.json").write_text(json.dumps(summary, indent=2) + "\n")
+    full = "the JSON reports beside this file (`CLUSTER.drift.json`)"
+    (out / "fleet-drift.md").write_text(
+        render_fleet_markdown(reports, full_report_at=full), encoding="utf-8"
+    )
+    when = time.time() if timestamp is None else timestamp
+    (out / "fleet-drift.prom").write_text(render_prometheus(reports, when))
     return summary

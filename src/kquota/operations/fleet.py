@@ -75,7 +75,8 @@ def write_fleet_plans(plans: dict[str, Plan], out: Path) -> dict[str, Any]:
 
 def write_fleet_drift(plans: dict[str, Plan], out: Path, *, prune: bool) -> dict[str, Any]:
     """write_fleet_drift reads the plans as drift reports and writes
-    ``OUT/<cluster>.drift.json`` and ``OUT/fleet-drift.json``; returns the summary."""
+    ``OUT/<cluster>.drift.json`` and ``OUT/fleet-drift.json`` (``.md``, ``.prom``); returns
+    the summary."""
     from kquota.fleet.run import write_drift
 
     return write_drift(plans, out, prune=prune)

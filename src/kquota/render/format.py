@@ -12,6 +12,7 @@ would be ambiguous in the ``{type=name, ...}`` form (empty, the literal ``<defau
 
 from __future__ import annotations
 
+from kquota.lookalike import invisible
 from kquota.model import DEFAULT_NAME_DISPLAY, Entity
 
 _BYTE_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate"})
@@ -71,15 +72,21 @@ def _bytes_per_second(value: float) -> str:
     return f"{text} {unit}/s"
 
 
+def _hides(text: str) -> bool:
+    return any(invisible(c) for c in text)
+
+
 def safe_text(text: str) -> str:
-    """safe_text escapes control, format and other invisible characters, and backslashes."""
-    if text.isprintable() and "\\" not in text:
+    """safe_text escapes control, format and other invisible characters (default-ignorable
+    ones too, such as U+3164 HANGUL FILLER, which Python counts as printable), and
+    backslashes."""
+    if text.isprintable() and "\\" not in text and (text.isascii() or not _hides(text)):
         return text
     out: list[str] = []
     for ch in text:
         if ch == "\\":
             out.append("\\\\")
-        elif ch.isprintable():
+        elif ch.isprintable() and (ch.isascii() or not invisible(ch)):
             out.append(ch)
         else:
             code = ord(ch)

@@ -1,16 +1,32 @@
-"""JSON rendering: exactly :meth:`Plan.to_data`, the versioned contract, indented."""
+"""JSON rendering: :meth:`Plan.to_data`, the versioned contract, indented.
+
+One field is added for a reader when it applies: ``lookalikes``, the pairs of an entity
+deleted and one created whose names read the same (:mod:`kquota.plan.lookalike`). The plan
+reader accepts and ignores it (it is derived from the alterations). JSON escapes any name.
+"""
 
 from __future__ import annotations
 
 import orjson
 
+from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution
-from kquota.plan.types import Plan
+from kquota.plan.types import ChangeKind, Plan
 
 
 def render_plan(plan: Plan) -> str:
     """render_plan is the plan's JSON contract, two-space indented, newline-terminated."""
-    return orjson.dumps(plan.to_data(), option=orjson.OPT_INDENT_2).decode() + "\n"
+    data = plan.to_data()
+    pairs = lookalikes(plan.alterations)
+    if pairs:
+        deleted = {a.entity for a in plan.alterations if a.kind is ChangeKind.DELETE}
+        data["lookalikes"] = [
+            {"deleted": d.to_json(), "created": c.to_json()}
+            for d in pairs
+            if d in deleted
+            for c in pairs[d]
+        ]
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def render_resolution(resolution: Resolution) -> str:

@@ -1,34 +1,55 @@
 """Markdown rendering for a pull-request comment (GitHub-flavoured).
 
-A summary table first, then one table of ops (entity on its first row). Past
-:data:`FOLD_THRESHOLD` alterations, each change kind goes into its own ``<details>`` section
-so a large plan does not bury the conversation; past :data:`MAX_ROWS` op rows the rest is
-elided with a pointer to the JSON plan, keeping the comment under GitHub's size limit.
-With ``--impact``, a section lists every principal whose effective quota changes (in
-``<details>`` past :data:`FOLD_THRESHOLD` rows), where principals were found, and the
-protected principals' verdict. Names are HTML-escaped inside ``<code>`` (a ``|`` would
-otherwise split a table cell and a backtick would end a code span), after control
-characters are escaped like everywhere else.
+Order, top to bottom: the title; the verdicts that stop the plan (a guard's, a caller's),
+as ``> [!CAUTION]`` blocks; the look-alike names (an entity removed and one created that read
+the same); the summary counts, never folded; a note when anything was left out; the
+removals (entities deleted, then updates that remove keys), listed by name and never folded;
+the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
+alterations); with ``--impact`` the effective-quota changes grouped by change.
+
+The whole comment stays within ``budget`` characters (GitHub counts UTF-16 code units; so
+does :func:`size`). The default leaves :data:`WRAPPER_HEADROOM` of GitHub's
+:data:`COMMENT_LIMIT` for the Action's wrapper. Rows are spent in the order above, whole
+lines only, and every ``<details>`` opened is closed, so a cut never lands inside an element;
+what did not fit is counted in a visible line that says where the full plan is.
+
+Every string that kquota did not write goes through :mod:`kquota.render.md_escape`.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from kquota.model import Entity
+from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
-from kquota.plan.types import Alteration, ChangeKind, IgnoreReason, Op, Plan, PlanImpact
-from kquota.render.format import display_entity, safe_text, value_with_unit
-from kquota.render.text import source_line
+from kquota.plan.types import (
+    Alteration,
+    ChangeKind,
+    IgnoreReason,
+    Op,
+    Plan,
+    PlanImpact,
+    SourceCount,
+)
+from kquota.render import md_escape as md
+from kquota.render.format import value_with_unit
+from kquota.render.impact_groups import ImpactGroup, group_changes
 
 FOLD_THRESHOLD = 20
-MAX_ROWS = 1000
+COMMENT_LIMIT = 65_536
+"""GitHub's limit on an issue or pull-request comment, in characters."""
+WRAPPER_HEADROOM = 1_000
+"""What the Action adds around the rendered plan (marker, commit, run link), at most."""
+BUDGET = COMMENT_LIMIT - WRAPPER_HEADROOM
+FULL_PLAN_AT = "the JSON plan (`kquota plan --format json`)"
+PROTECTED_SHOWN = 20
 
 _KIND_TITLES = {
-    ChangeKind.CREATE: "to create",
-    ChangeKind.UPDATE: "to update",
     ChangeKind.DELETE: "to delete",
+    ChangeKind.UPDATE: "to update",
+    ChangeKind.CREATE: "to create",
 }
 _IGNORED_TITLES = {
     IgnoreReason.OUT_OF_SCOPE: "out of scope (never touched)",
@@ -36,34 +57,104 @@ _IGNORED_TITLES = {
     IgnoreReason.DECLARED_OUT_OF_SCOPE: "declared but outside the ownership scope",
 }
 _HEADER = "| | entity | key | before | after |\n|---|---|---|---:|---:|"
+_IMPACT_HEADER = "| | key | before | after | change | principals |\n|---|---|---|---|---:|---|"
+_NAMED_HEADER = "| principal | key | before | after |\n|---|---|---|---|"
+# Lines kept back for the closing parts and the note on what was left out.
+_RESERVE = 600
 
 
-def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) -> str:
-    """render_plan formats a plan as a Markdown pull-request comment."""
+def size(text: str) -> int:
+    """size is ``text``'s length as GitHub counts it (UTF-16 code units)."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+@dataclass
+class _Budget:
+    left: int
+    omitted: dict[str, int] = field(default_factory=dict)
+
+    def fits(self, lines: Sequence[str]) -> bool:
+        return sum(size(x) + 1 for x in lines) <= self.left
+
+    def take(self, lines: Sequence[str]) -> bool:
+        cost = sum(size(x) + 1 for x in lines)
+        if cost > self.left:
+            return False
+        self.left -= cost
+        return True
+
+    def omit(self, what: str, n: int) -> None:
+        if n:
+            self.omitted[what] = self.omitted.get(what, 0) + n
+
+
+def render_plan(
+    plan: Plan,
+    principal_changes: Sequence[ResolutionChange] = (),
+    *,
+    verdicts: Sequence[str] = (),
+    budget: int = BUDGET,
+    full_plan_at: str = FULL_PLAN_AT,
+) -> str:
+    """render_plan formats a plan as a Markdown pull-request comment.
+
+    ``verdicts``: messages that stop the plan, shown first as caution blocks (escaped; the
+    plan's own guard verdicts are shown without being passed). ``budget``: the most
+    characters the result may have. ``full_plan_at``: where a reader finds what did not fit
+    (markdown, written by the caller).
+    """
     title = "### kquota plan"
     if plan.cluster:
-        title += f" for cluster <code>{_cell(safe_text(plan.cluster))}</code>"
-    out = [title, ""]
-    out += _guard(plan)
+        title += f" for cluster {md.code(plan.cluster)}"
+    head = [title, ""]
+    head += [line for v in verdicts for line in _caution(md.text(v))]
+    head += _guards(plan)
+    pairs = lookalikes(plan.alterations)
+    head += _lookalike_note(pairs)
     if plan.empty:
-        out.append("**No changes.** The cluster matches the desired state.")
-        out.append("")
-    out += _summary(plan)
+        head += ["**No changes.** The cluster matches the desired state.", ""]
+    head += _summary(plan)
+    b = _Budget(budget - _RESERVE - size(full_plan_at))
+    if not b.take(head):
+        b.left = 0
+    body: list[str] = []
     if not plan.empty:
-        out += _details(plan)
+        body += _changes(plan, pairs, b)
     if plan.impact is not None:
-        out += _impact(plan.impact)
+        body += _impact(plan.impact, b)
     if principal_changes:
-        out += _principals(principal_changes)
-    return "\n".join(out).rstrip("\n") + "\n"
+        body += _principals(principal_changes, b)
+    note = _omitted_note(b.omitted, full_plan_at)
+    return "\n".join(head + note + body).rstrip("\n") + "\n"
 
 
-def _impact(impact: PlanImpact) -> list[str]:
-    changes = impact.changes
-    who = len({c.principal for c in changes})
-    out = ["#### Impact", ""]
-    if impact.protected:
-        items = "".join(f"<br>{_cell(safe_text(v))}" for v in impact.protected)
+def _caution(message: str) -> list[str]:
+    return ["> [!CAUTION]", f"> {message}", ""]
+
+
+def _guards(plan: Plan) -> list[str]:
+    out: list[str] = []
+    if plan.guard_violation is not None:
+        violation = md.text(plan.guard_violation)
+        if plan.mass_removal_allowed:
+            out += [
+                "> [!WARNING]",
+                f"> **Mass-removal guard overridden** (`--allow-mass-removal`): {violation}.",
+                "",
+            ]
+        else:
+            out += _caution(
+                f"**Mass-removal guard:** {violation}. This plan will not be applied "
+                "without `--allow-mass-removal`."
+            )
+    impact = plan.impact
+    if impact is not None and impact.protected:
+        shown = impact.protected[:PROTECTED_SHOWN]
+        items = "".join(f"<br>{md.text(v)}" for v in shown)
+        if len(impact.protected) > len(shown):
+            items += f"<br>… and {len(impact.protected) - len(shown)} more"
         if impact.protected_change_allowed:
             out += [
                 "> [!WARNING]",
@@ -71,59 +162,11 @@ def _impact(impact: PlanImpact) -> list[str]:
                 "",
             ]
         else:
-            out += [
-                "> [!CAUTION]",
-                "> **Protected principals:** the plan lowers or newly imposes their quotas; it "
-                f"will not be applied without `--allow-protected-change`.{items}",
-                "",
-            ]
-    if impact.quota_callback is not None:
-        out += [
-            "> [!WARNING]",
-            "> The broker runs a custom quota callback "
-            f"(<code>{_cell(safe_text(impact.quota_callback))}</code>): it may compute quotas "
-            "differently from what is shown here.",
-            "",
-        ]
-    if not changes:
-        out += [f"No effective quota changes for the {impact.principals} principals resolved.", ""]
-    else:
-        table = [
-            "| principal | key | before | after |",
-            "|---|---|---|---|",
-            *_impact_rows(changes),
-            "",
-        ]
-        head = (
-            f"{len(changes)} effective {_plural(len(changes), 'quota')} of {who} "
-            f"{_plural(who, 'principal')} change ({impact.principals} resolved)"
-        )
-        if len(changes) <= FOLD_THRESHOLD:
-            out += [head + ".", "", *table]
-        else:
-            out += [f"<details><summary>{head}</summary>", "", *table, "</details>", ""]
-    out.append("Principals from:")
-    out.append("")
-    out += [f"- {_cell(source_line(r))}" for r in impact.sources]
-    if not impact.sources:
-        out.append("- no source (protected principals only)")
-    out.append("")
+            out += _caution(
+                "**Protected principals:** the plan lowers or newly imposes their quotas; it "
+                f"will not be applied without `--allow-protected-change`.{items}"
+            )
     return out
-
-
-def _plural(n: int, word: str) -> str:
-    return word if n == 1 else word + "s"
-
-
-def _impact_rows(changes: Sequence[ResolutionChange]) -> list[str]:
-    rows = [
-        f"| {_entity(c.principal.entity())} | {c.key} | {_resolved(c.before)} | "
-        f"{_resolved(c.after)} |"
-        for c in changes[:MAX_ROWS]
-    ]
-    if len(changes) > MAX_ROWS:
-        rows.append(f"| … {len(changes) - MAX_ROWS} more: see the JSON plan | | | |")
-    return rows
 
 
 def _summary(plan: Plan) -> list[str]:
@@ -140,94 +183,233 @@ def _summary(plan: Plan) -> list[str]:
     return out
 
 
-def _details(plan: Plan) -> list[str]:
-    budget = [MAX_ROWS]
+def _omitted_note(omitted: dict[str, int], full_plan_at: str) -> list[str]:
+    if not omitted:
+        return []
+    parts = ", ".join(f"{n} {what}" for what, n in omitted.items())
+    return [
+        "> [!IMPORTANT]",
+        f"> **Not all shown here** (GitHub's comment size limit): {parts} left out. "
+        f"The full plan is in {full_plan_at}.",
+        "",
+    ]
+
+
+def _removes(a: Alteration) -> bool:
+    return a.kind is ChangeKind.DELETE or any(op.remove for op in a.ops)
+
+
+def _changes(plan: Plan, pairs: dict[Entity, tuple[Entity, ...]], b: _Budget) -> list[str]:
+    deletes = [a for a in plan.alterations if a.kind is ChangeKind.DELETE]
+    updates = [a for a in plan.alterations if a.kind is ChangeKind.UPDATE]
+    creates = [a for a in plan.alterations if a.kind is ChangeKind.CREATE]
+    removing = [a for a in updates if _removes(a)]
+    setting = [a for a in updates if not _removes(a)]
     if len(plan.alterations) <= FOLD_THRESHOLD:
-        return [_HEADER, *_rows(plan.alterations, budget), ""]
+        return _table(deletes + removing + setting + creates, pairs, b, "changes")
     out: list[str] = []
-    for kind, title in _KIND_TITLES.items():
-        group = [a for a in plan.alterations if a.kind is kind]
+    if deletes or removing:
+        what = []
+        if deletes:
+            what.append(f"{len(deletes)} {_plural(len(deletes), 'entity', 'entities')} deleted")
+        if removing:
+            what.append(
+                f"{len(removing)} {_plural(len(removing), 'entity', 'entities')} losing keys"
+            )
+        out += _section(f"#### Removals: {', '.join(what)}", deletes + removing, pairs, b)
+    for kind, group in ((ChangeKind.UPDATE, setting), (ChangeKind.CREATE, creates)):
         if not group:
             continue
-        out += [
-            f"<details><summary><code>{kind.glyph}</code> {len(group)} {title}</summary>",
-            "",
-            _HEADER,
-            *_rows(group, budget),
-            "",
-            "</details>",
-            "",
-        ]
+        title = f"<code>{kind.glyph}</code> {len(group)} {_KIND_TITLES[kind]}"
+        if kind is ChangeKind.UPDATE and removing:
+            title += " (without removals)"
+        out += _folded(title, group, pairs, b)
     return out
 
 
-def _rows(alterations: Sequence[Alteration], budget: list[int]) -> list[str]:
+def _section(
+    title: str, group: Sequence[Alteration], pairs: dict[Entity, tuple[Entity, ...]], b: _Budget
+) -> list[str]:
+    if not b.take([title, ""]):
+        b.omit("removals", sum(len(a.ops) for a in group))
+        return []
+    return [title, "", *_table(group, pairs, b, "removals")]
+
+
+def _folded(
+    title: str, group: Sequence[Alteration], pairs: dict[Entity, tuple[Entity, ...]], b: _Budget
+) -> list[str]:
+    wrapper = [f"<details><summary>{title}</summary>", "", "</details>", ""]
+    what = "updates" if group[0].kind is ChangeKind.UPDATE else "creates"
+    if not b.take(wrapper):
+        b.omit(what, sum(len(a.ops) for a in group))
+        return []
+    return [*wrapper[:2], *_table(group, pairs, b, what), *wrapper[2:]]
+
+
+def _table(
+    group: Sequence[Alteration],
+    pairs: dict[Entity, tuple[Entity, ...]],
+    b: _Budget,
+    what: str,
+) -> list[str]:
+    header = _HEADER.split("\n")
+    if not b.take([*header, ""]):
+        b.omit(what, sum(len(a.ops) for a in group))
+        return []
     rows: list[str] = []
-    shown_ops = 0
-    total_ops = sum(len(a.ops) for a in alterations)
-    for a in alterations:
-        for i, op in enumerate(a.ops):
-            if budget[0] <= 0:
-                rows.append(
-                    f"| | … {total_ops - shown_ops} more changes: see the JSON plan | | | |"
-                )
-                return rows
-            entity = f"`{a.kind.glyph}` {_entity(a.entity)}" if i == 0 else ""
-            rows.append(f"| {entity} | {_op_cells(op)} |")
-            budget[0] -= 1
-            shown_ops += 1
-    return rows
+    left = sum(len(a.ops) for a in group)
+    for a in group:
+        lines = [_row(a, i, op, pairs) for i, op in enumerate(a.ops)]
+        if not b.take(lines):
+            break
+        rows += lines
+        left -= len(a.ops)
+    if left:
+        b.omit(what, left)
+        rows.append(f"| | … {left} more {_plural(left, 'change', 'changes')} not shown | | | |")
+    return [*header, *rows, ""]
 
 
-def _op_cells(op: Op) -> str:
+def _row(a: Alteration, i: int, op: Op, pairs: dict[Entity, tuple[Entity, ...]]) -> str:
+    glyph = entity = ""
+    if i == 0:
+        glyph = f"`{a.kind.glyph}`"
+        entity = md.entity(a.entity, cell=True)
+        alike = pairs.get(a.entity)
+        if alike:
+            others = ", ".join(md.entity(e, cell=True) for e in alike)
+            entity += f" ⚠️ **looks like** {others}"
     before = "" if op.before is None else value_with_unit(op.key, op.before)
     after = "*(removed)*" if op.remove or op.value is None else value_with_unit(op.key, op.value)
-    return f"`{op.kind.glyph}` {op.key} | {before} | {after}"
+    key = f"`{op.kind.glyph}` {md.code(op.key, cell=True)}"
+    return f"| {glyph} | {entity} | {key} | {before} | {after} |"
 
 
-def _guard(plan: Plan) -> list[str]:
-    if plan.guard_violation is None:
+def _lookalike_note(pairs: dict[Entity, tuple[Entity, ...]]) -> list[str]:
+    """The pairs of an entity removed and one created that read alike, on top and never cut
+    (the first :data:`PROTECTED_SHOWN`, then a count)."""
+    if not pairs:
         return []
-    if plan.mass_removal_allowed:
-        return [
+    lines = [
+        "> [!WARNING]",
+        "> **Look-alike names:** entities removed and created that read the same:",
+    ]
+    done: set[Entity] = set()
+    groups = []
+    for e, others in pairs.items():
+        if e not in done:
+            done.update(others)
+            groups.append((e, others))
+    for e, others in groups[:PROTECTED_SHOWN]:
+        lines.append(f"> - {md.entity(e)} and {', '.join(md.entity(o) for o in others)}")
+    if len(groups) > PROTECTED_SHOWN:
+        lines.append(f"> - … and {len(groups) - PROTECTED_SHOWN} more (see the JSON plan)")
+    lines.append("")
+    return lines
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def _impact(impact: PlanImpact, b: _Budget) -> list[str]:
+    changes = impact.changes
+    who = len({c.principal for c in changes})
+    intro = ["#### Impact", ""]
+    if impact.quota_callback is not None:
+        intro += [
             "> [!WARNING]",
-            "> **Mass-removal guard overridden** (`--allow-mass-removal`): "
-            f"{_cell(safe_text(plan.guard_violation))}.",
+            "> The broker runs a custom quota callback "
+            f"({md.code(impact.quota_callback)}): it may compute quotas "
+            "differently from what is shown here.",
             "",
         ]
-    return [
-        "> [!CAUTION]",
-        f"> **Mass-removal guard:** {_cell(safe_text(plan.guard_violation))}. "
-        "This plan will not be applied without `--allow-mass-removal`.",
-        "",
-    ]
+    if not changes:
+        intro += [
+            f"No effective quota changes for the {impact.principals} principals resolved.",
+            "",
+        ]
+    else:
+        intro += [
+            f"{len(changes)} effective {_plural(len(changes), 'quota', 'quotas')} of {who} "
+            f"{_plural(who, 'principal', 'principals')} change ({impact.principals} resolved), "
+            "throttled harder first:",
+            "",
+        ]
+    sources = ["Principals from:", ""]
+    sources += [f"- {_source(r)}" for r in impact.sources]
+    if not impact.sources:
+        sources.append("- no source (protected principals only)")
+    sources.append("")
+    if not b.take(intro + sources):
+        b.omit("impact changes", len(changes))
+        return []
+    return intro + _impact_table(changes, b) + sources
 
 
-def _principals(changes: Sequence[ResolutionChange]) -> list[str]:
-    out = [
-        "#### Effective quotas of the named principals",
-        "",
-        "| principal | key | before | after |",
-        "|---|---|---|---|",
-    ]
-    for c in changes:
-        out.append(
-            f"| {_entity(c.principal.entity())} | {c.key} | {_resolved(c.before)} | "
-            f"{_resolved(c.after)} |"
+def _impact_table(changes: Sequence[ResolutionChange], b: _Budget) -> list[str]:
+    header = _IMPACT_HEADER.split("\n")
+    if not changes:
+        return []
+    if not b.take([*header, ""]):
+        b.omit("impact changes", len(changes))
+        return []
+    groups = group_changes(changes)
+    rows: list[str] = []
+    for i, g in enumerate(groups):
+        row = _impact_row(g)
+        if not b.take([row]):
+            left = sum(x.count for x in groups[i:])
+            b.omit("impact changes", left)
+            rows.append(f"| | … {left} more not shown | | | | |")
+            break
+        rows.append(row)
+    return [*header, *rows, ""]
+
+
+_DIRECTION = {"harder": "▼ throttled harder", "looser": "▲ loosened", "same": "= same value"}
+
+
+def _impact_row(g: ImpactGroup) -> str:
+    names = ", ".join(md.entity(p.entity(), cell=True) for p in g.sample)
+    if g.count > len(g.sample):
+        names += f" and {g.count - len(g.sample)} more"
+    return (
+        f"| {_DIRECTION[g.direction]} | {md.code(g.key, cell=True)} | "
+        f"{_resolved(g.before, cell=True)} | {_resolved(g.after, cell=True)} | "
+        f"{g.percent} | {g.count}: {names} |"
+    )
+
+
+def _source(r: SourceCount) -> str:
+    note = f" ({md.text(r.note)})" if r.note else ""
+    if r.found is None:
+        why = md.text(r.reason or "no reason given")
+        return f"{md.code(r.source)}: could not look: {why}{note}"
+    return f"{md.code(r.source)}: {r.found} found{note}"
+
+
+def _principals(changes: Sequence[ResolutionChange], b: _Budget) -> list[str]:
+    out = ["#### Effective quotas of the named principals", "", *_NAMED_HEADER.split("\n")]
+    if not b.take([*out, ""]):
+        b.omit("named principals' changes", len(changes))
+        return []
+    for i, c in enumerate(changes):
+        row = (
+            f"| {md.entity(c.principal.entity(), cell=True)} | {md.code(c.key, cell=True)} | "
+            f"{_resolved(c.before, cell=True)} | {_resolved(c.after, cell=True)} |"
         )
+        if not b.take([row]):
+            b.omit("named principals' changes", len(changes) - i)
+            out.append(f"| … {len(changes) - i} more not shown | | | |")
+            break
+        out.append(row)
     out.append("")
     return out
 
 
-def _resolved(q: ResolvedQuota | None) -> str:
+def _resolved(q: ResolvedQuota | None, *, cell: bool = False) -> str:
     if q is None:
         return "unlimited"
-    return f"{value_with_unit(q.key, q.value)} from {_entity(q.source)}"
-
-
-def _entity(entity: Entity) -> str:
-    return f"<code>{_cell(display_entity(entity))}</code>"
-
-
-def _cell(text: str) -> str:
-    return html.escape(text, quote=False).replace("|", "&#124;")
+    return f"{value_with_unit(q.key, q.value)} from {md.entity(q.source, cell=cell)}"

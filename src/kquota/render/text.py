@@ -1,20 +1,31 @@
 """Plain-text rendering for a terminal or a log: the golden, reviewable form of a plan.
 
 Layout: one block per altered entity, headed by its change glyph (``+`` create, ``~`` update,
-``-`` delete) and its KIP-546 form; under it one line per op. Then the totals, what was left
-alone, and the mass-removal guard's verdict; with ``--impact``, the principals whose effective
-quotas change (the first :data:`IMPACT_LINES`), where they were found, and the protected
-principals' verdict. Plain ASCII apart from names; colour, if any, is
-added by the CLI on top of this text, so the golden files stay the format.
+``-`` delete) and its KIP-546 form; under it one line per op; removals first. Then the
+totals and what was left alone; a guard's verdict comes first, right under the title; with
+``--impact``, the principals whose effective quotas change (the first
+:data:`IMPACT_LINES`), where they were found, and the protected principals' verdict. Plain
+ASCII apart from names; colour, if any, is added by the CLI on top of this text, so the
+golden files stay the format.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
-from kquota.plan.types import ChangeKind, IgnoreReason, Op, Plan, PlanImpact, SourceCount
+from kquota.plan.types import (
+    Alteration,
+    ChangeKind,
+    IgnoreReason,
+    Op,
+    Plan,
+    PlanImpact,
+    SourceCount,
+)
 from kquota.render.format import display_entity, number, safe_text, value_with_unit
+from kquota.render.impact_groups import group_changes
 
 _IGNORED_WORDS = {
     IgnoreReason.OUT_OF_SCOPE: "out of scope",
@@ -23,21 +34,39 @@ _IGNORED_WORDS = {
 }
 
 
-def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) -> str:
-    """render_plan formats a plan (and optional effective-quota changes) as text."""
+def render_plan(
+    plan: Plan,
+    principal_changes: Sequence[ResolutionChange] = (),
+    *,
+    verdicts: Sequence[str] = (),
+) -> str:
+    """render_plan formats a plan (and optional effective-quota changes) as text.
+
+    ``verdicts``: messages that stop the plan, printed first (the plan's own guard verdicts
+    are printed without being passed). Removals come first: deleted entities, then updates
+    that remove keys, then the other updates, then creates. An entity deleted and another
+    created whose names read alike are marked on both.
+    """
     title = f"kquota plan for cluster {safe_text(plan.cluster)}" if plan.cluster else "kquota plan"
     lines: list[str] = [title]
+    lines.extend(f"STOPPED: {safe_text(v)}" for v in verdicts)
+    lines.extend(_guard(plan))
+    lines.extend(_protected(plan.impact))
     lines.append("")
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
-    for alteration in plan.alterations:
-        lines.append(f"{alteration.kind.glyph} {display_entity(alteration.entity)}")
+    pairs = lookalikes(plan.alterations)
+    for alteration in removals_first(plan.alterations):
+        line = f"{alteration.kind.glyph} {display_entity(alteration.entity)}"
+        alike = pairs.get(alteration.entity)
+        if alike:
+            line += "  <- looks like " + ", ".join(display_entity(e) for e in alike)
+        lines.append(line)
         lines.extend(f"    {_op_line(op)}" for op in alteration.ops)
     if not plan.empty:
         lines.append("")
         lines.append(totals_line(plan))
     lines.extend(_left_alone(plan))
-    lines.extend(_guard(plan))
     if plan.impact is not None:
         lines.extend(_impact(plan.impact))
     if principal_changes:
@@ -45,6 +74,20 @@ def render_plan(plan: Plan, principal_changes: Sequence[ResolutionChange] = ()) 
         lines.append("Effective quotas of the named principals:")
         lines.extend(_principal_lines(principal_changes))
     return "\n".join(lines) + "\n"
+
+
+def removals_first(alterations: Sequence[Alteration]) -> list[Alteration]:
+    """removals_first orders alterations for a reader: deletes, updates that remove keys,
+    other updates, creates; the planner's order within each."""
+
+    def rank(a: Alteration) -> int:
+        if a.kind is ChangeKind.DELETE:
+            return 0
+        if a.kind is ChangeKind.UPDATE:
+            return 1 if any(op.remove for op in a.ops) else 2
+        return 3
+
+    return sorted(alterations, key=rank)
 
 
 def totals_line(plan: Plan) -> str:
@@ -63,12 +106,12 @@ def _values(n: int) -> str:
 def _op_line(op: Op) -> str:
     if op.remove:
         assert op.before is not None
-        return f"- {op.key}: {value_with_unit(op.key, op.before)} -> (removed)"
+        return f"- {safe_text(op.key)}: {value_with_unit(op.key, op.before)} -> (removed)"
     assert op.value is not None
     if op.before is None:
-        return f"+ {op.key}: {value_with_unit(op.key, op.value)}"
+        return f"+ {safe_text(op.key)}: {value_with_unit(op.key, op.value)}"
     before = value_with_unit(op.key, op.before)
-    return f"~ {op.key}: {before} -> {value_with_unit(op.key, op.value)}"
+    return f"~ {safe_text(op.key)}: {before} -> {value_with_unit(op.key, op.value)}"
 
 
 def _left_alone(plan: Plan) -> list[str]:
@@ -86,18 +129,19 @@ def _guard(plan: Plan) -> list[str]:
         return []
     if plan.mass_removal_allowed:
         return [
-            "",
-            f"Mass-removal guard overridden (--allow-mass-removal): {plan.guard_violation}.",
+            f"Mass-removal guard overridden (--allow-mass-removal): "
+            f"{safe_text(plan.guard_violation)}.",
         ]
     return [
-        "",
-        f"Mass-removal guard: {plan.guard_violation}.",
+        f"Mass-removal guard: {safe_text(plan.guard_violation)}.",
         "This plan will not be applied; review it, then re-run with --allow-mass-removal.",
     ]
 
 
 IMPACT_LINES = 50
-"""Impact changes shown in a text plan; the rest are counted (the JSON plan has them all)."""
+"""Impact groups shown in a text plan; the rest are counted (the JSON plan has every change)."""
+
+_DIRECTION = {"harder": "harder", "looser": "looser", "same": "same  "}
 
 
 def _impact(impact: PlanImpact) -> list[str]:
@@ -107,11 +151,20 @@ def _impact(impact: PlanImpact) -> list[str]:
     if changes:
         lines.append(
             f"Impact: {len(changes)} effective {_quotas(len(changes))} of {who} "
-            f"{_principals(who)} change ({impact.principals} resolved):"
+            f"{_principals(who)} change ({impact.principals} resolved), throttled harder first:"
         )
-        lines.extend(_principal_lines(changes[:IMPACT_LINES]))
-        if len(changes) > IMPACT_LINES:
-            lines.append(f"  … and {len(changes) - IMPACT_LINES} more, see --format json")
+        groups = group_changes(changes)
+        for g in groups[:IMPACT_LINES]:
+            before, after = _resolved(g.before), _resolved(g.after)
+            lines.append(
+                f"  {_DIRECTION[g.direction]} {safe_text(g.key)}: {before} -> {after} ({g.percent})"
+            )
+            names = ", ".join(display_entity(p.entity()) for p in g.sample)
+            more = f" and {g.count - len(g.sample)} more" if g.count > len(g.sample) else ""
+            lines.append(f"    {g.count} {_principals(g.count)}: {names}{more}")
+        if len(groups) > IMPACT_LINES:
+            rest = sum(g.count for g in groups[IMPACT_LINES:])
+            lines.append(f"  … and {rest} more changes, see --format json")
     else:
         lines.append(
             f"Impact: no effective quota changes for the {impact.principals} "
@@ -126,18 +179,21 @@ def _impact(impact: PlanImpact) -> list[str]:
             f"Warning: the broker runs a custom quota callback ({safe_text(impact.quota_callback)}"
             "): it may compute quotas differently from what is shown here."
         )
-    if impact.protected:
-        lines.append("")
-        if impact.protected_change_allowed:
-            lines.append("Protected-principals guard overridden (--allow-protected-change):")
-        else:
-            lines.append("Protected principals: the plan lowers or newly imposes their quotas:")
-        lines.extend(f"  {safe_text(v)}" for v in impact.protected)
-        if not impact.protected_change_allowed:
-            lines.append(
-                "This plan will not be applied; review it, then re-run with "
-                "--allow-protected-change."
-            )
+    return lines
+
+
+def _protected(impact: PlanImpact | None) -> list[str]:
+    if impact is None or not impact.protected:
+        return []
+    if impact.protected_change_allowed:
+        lines = ["Protected-principals guard overridden (--allow-protected-change):"]
+    else:
+        lines = ["Protected principals: the plan lowers or newly imposes their quotas:"]
+    lines.extend(f"  {safe_text(v)}" for v in impact.protected)
+    if not impact.protected_change_allowed:
+        lines.append(
+            "This plan will not be applied; review it, then re-run with --allow-protected-change."
+        )
     return lines
 
 
@@ -167,7 +223,7 @@ def _principal_lines(changes: Sequence[ResolutionChange]) -> list[str]:
             lines.append(f"  {display_entity(change.principal.entity())}")
         before, after = _resolved(change.before), _resolved(change.after)
         glyph = "+" if change.before is None else "-" if change.after is None else "~"
-        lines.append(f"    {glyph} {change.key}: {before} -> {after}")
+        lines.append(f"    {glyph} {safe_text(change.key)}: {before} -> {after}")
     return lines
 
 
@@ -185,7 +241,7 @@ def render_resolution(resolution: Resolution) -> str:
         if q is None:
             lines.append(f"{key}=unlimited")
         else:
-            lines.append(f"{key}={number(q.value)} {display_entity(q.source)}")
+            lines.append(f"{safe_text(key)}={number(q.value)} {display_entity(q.source)}")
     if resolution.quota_callback is not None:
         lines.append(callback_note(resolution.quota_callback))
     return "\n".join(lines) + "\n"

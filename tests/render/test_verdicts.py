@@ -1,0 +1,46 @@
+"""Verdicts on top: a plan a guard (or the caller) stops is still shown in full, the verdict
+first, escaped like any other text that kquota did not write."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gfm
+from kquota.model import Entity
+from kquota.plan.planner import plan as make_plan
+from kquota.plan.policy import Policy
+from kquota.plan.types import Plan, PlanImpact
+from kquota.render import markdown, text
+
+P = "producer_byte_rate"
+
+
+def _stopped() -> Plan:
+    state = {Entity.of({"user": f"u{i}"}): {P: 1.0} for i in range(5)}
+    p = make_plan({}, state, Policy(prune=True), cluster="prod")
+    assert p.guard_violation is not None and not p.mass_removal_allowed
+    impact = PlanImpact(changes=(), protected=("{user=<b>ceo</b>}: lowered @team",))
+    return dataclasses.replace(p, impact=impact)
+
+
+def test_markdown_verdicts_come_first_and_the_plan_is_whole() -> None:
+    out = markdown.render_plan(_stopped(), verdicts=["apply refused: [click](https://x.example)"])
+    doc = gfm.assert_aligned(out)
+    quotes = doc.root.all("blockquote")
+    assert len(quotes) == 3 and all(q.text().strip().startswith("[!CAUTION]") for q in quotes)
+    first = quotes[0].text()
+    assert "apply refused: [click](https://x.example)" in " ".join(first.split())
+    assert "Mass-removal guard:" in quotes[1].text()
+    assert "{user=<b>ceo</b>}: lowered @team" in " ".join(quotes[2].text().split())
+    assert not {"a", "b"} & doc.root.tags()
+    assert out.index("[!CAUTION]") < out.index("| | entities |")
+    removals = doc.tables()[1]
+    assert len(removals.rows) == 5  # the whole plan, though it will not be applied
+
+
+def test_text_verdicts_come_first() -> None:
+    lines = text.render_plan(_stopped(), verdicts=["apply refused:\nstale\x1b[2J"]).split("\n")
+    assert lines[1] == "STOPPED: apply refused:\\x0astale\\x1b[2J"
+    assert lines[2].startswith("Mass-removal guard: ")
+    assert lines[4] == "Protected principals: the plan lowers or newly imposes their quotas:"
+    assert lines.index("- {user=u0}") > 4
