@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from kquota.config_file import find_config
 from kquota.errors import UsageError
 from kquota.model import QuotaState
-from kquota.secrets import mask
+from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
     from kquota.config import ClusterConfig, ProjectConfig
@@ -214,32 +214,40 @@ class Target:
 
     def client_properties(self) -> dict[str, str]:
         """client_properties merges the Kafka client properties (secrets: never print them)."""
-        from kquota.properties import read_properties
+        return self._client_properties()[0]
+
+    def _client_properties(self) -> tuple[dict[str, str], Provenance]:
+        from kquota.properties import read_properties_file
 
         props: dict[str, str] = dict(self.properties)
+        provenance = Provenance()
         if self.cluster is not None:
-            props.update(self.cluster.client_properties())
+            from_cluster = self.cluster.client_properties()
+            props.update(from_cluster)
+            provenance = provenance.merged(self.cluster.provenance(), from_cluster)
         if self.command_config is not None:
-            props.update(read_properties(self.command_config))
+            parsed = read_properties_file(self.command_config)
+            props.update(parsed.properties)
+            where = {k: f"{self.command_config}:{n}" for k, n in parsed.lines.items()}
+            provenance = provenance.merged(Provenance(where), parsed.properties)
         if self.bootstrap_server is not None:
             props["bootstrap.servers"] = self.bootstrap_server
+            provenance = provenance.merged(Provenance(), ["bootstrap.servers"])
         if "bootstrap.servers" not in props:
             raise UsageError("no bootstrap servers: give --bootstrap-server or --cluster")
-        return props
+        return props, provenance
 
     @functools.cached_property
     def config(self) -> ClientConfig:
         """config is the parsed client configuration (secrets masked in its repr)."""
         from kquota.kafka.config import ClientConfig
 
-        return ClientConfig.from_properties(self.client_properties())
+        return ClientConfig.from_properties(*self._client_properties())
 
     @property
     def bootstrap_servers(self) -> tuple[str, ...]:
         """bootstrap_servers are the addresses tried in order, first answer wins."""
-        from kquota.kafka.config import parse_bootstrap_servers
-
-        return parse_bootstrap_servers(self.client_properties()["bootstrap.servers"])
+        return self.config.bootstrap_servers
 
     def admin(self, **kwargs: int) -> QuotaAdmin:
         """admin opens a QuotaAdmin on this target (use it as a context manager)."""
