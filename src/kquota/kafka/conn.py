@@ -162,6 +162,7 @@ class BrokerConnection:
     ) -> BrokerConnection:
         """open connects, negotiates versions, authenticates, and checks the needed APIs."""
         host, port = split_host_port(address)
+        shown = config.show_address(address)
         ctx = ssl_context(config) if config.uses_ssl else None
         timeout = config.request_timeout_ms / 1000
         try:
@@ -173,17 +174,15 @@ class BrokerConnection:
             )
         except TimeoutError:
             raise BrokerConnectionError(
-                f"cannot connect to {config.show_address(address)}: no answer within {config.request_timeout_ms} ms"
+                f"cannot connect to {shown}: no answer within {config.request_timeout_ms} ms"
             ) from None
         except ssl.SSLCertVerificationError as e:
             raise BrokerConnectionError(
-                f"TLS to {config.show_address(address)} failed: {e.verify_message or e.reason} (check ssl.ca.location"
+                f"TLS to {shown} failed: {e.verify_message or e.reason} (check ssl.ca.location"
                 ", or ssl.endpoint.identification.algorithm for host-name checks)"
             ) from None
         except (OSError, ssl.SSLError) as e:
-            raise BrokerConnectionError(
-                f"cannot connect to {config.show_address(address)}: {_reason(e)}"
-            ) from None
+            raise BrokerConnectionError(f"cannot connect to {shown}: {_reason(e)}") from None
         conn = cls(reader, writer, address, config, max_frame_bytes)
         try:
             await conn._negotiate()
