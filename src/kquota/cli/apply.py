@@ -35,7 +35,13 @@ from kquota.cli.options import (
     live_targeting_options,
     load_desired_quotas,
 )
-from kquota.cli.timeout_option import timeout_option
+from kquota.cli.timeout_option import (
+    MAX_TIMEOUT,
+    MIN_TIMEOUT,
+    Duration,
+    duration_help,
+    timeout_option,
+)
 from kquota.errors import KquotaError, UsageError
 from kquota.operations.apply import ApplyHooks, AuditOutcome
 from kquota.operations.apply import apply as apply_operation
@@ -166,6 +172,9 @@ def _load_saved(
     return plan
 
 
+VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
+
+
 @click.command("apply")
 @click.argument("plan_or_paths", nargs=-1, type=click.Path(path_type=Path))
 @live_targeting_options
@@ -182,10 +191,14 @@ def _load_saved(
 )
 @click.option(
     "--verify-timeout",
-    type=float,
-    default=15.0,
+    type=VERIFY_TIMEOUT,
+    metavar="DURATION",
+    default="15s",
     show_default=True,
-    help="Seconds to wait for the cluster to show every committed change.",
+    help=duration_help(
+        "How long to wait for the cluster to show every committed change (within --timeout):",
+        VERIFY_TIMEOUT,
+    ),
 )
 @click.option(
     "--no-lease",

@@ -54,8 +54,10 @@ _processes = click.option(
     default="auto",
     show_default=True,
     metavar="N|auto",
-    help="Local engine: worker processes, one cluster at a time each; auto uses every core "
-    "when the fleet is big enough to gain from it.",
+    # Checked while the command line is read: a bad count is refused before any file is.
+    callback=lambda _ctx, _param, value: _checked_processes(value),
+    help="Local engine: worker processes (1 to 1024), one cluster at a time each; auto uses "
+    "every core when the fleet is big enough to gain from it.",
 )
 # Plain strings, not paths: with --engine spark they may be hdfs:// or s3a:// locations.
 _desired = click.option(
@@ -140,12 +142,25 @@ def command() -> None:
     """
 
 
+MAX_PROCESSES = 1024
+"""More worker processes than this is a typo, not a machine."""
+
+
 def _processes_of(value: str) -> int | None:
     if value == "auto":
         return None
-    if not value.isdigit() or int(value) < 1:
-        raise click.BadParameter(f"{value!r}: expected a number from 1, or auto")
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_PROCESSES:
+        shown = repr(value if len(value) <= 40 else value[:40] + "…")
+        raise click.BadParameter(
+            f"{shown}: expected a number from 1 to {MAX_PROCESSES}, or auto",
+            param_hint="--processes",
+        )
     return int(value)
+
+
+def _checked_processes(value: str) -> str:
+    _processes_of(value)
+    return value
 
 
 def _plans(fleet: FleetFlags, policy: Policy, processes: str) -> dict[str, Plan]:
