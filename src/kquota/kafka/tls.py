@@ -21,7 +21,8 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext:
     except (OSError, ssl.SSLError) as e:
         shown = config.show("ssl.ca.location", str(config.ssl_ca_location))
         reason = e.strerror if isinstance(e, OSError) and e.strerror else e.__class__.__name__
-        raise UsageError(f"{shown}: cannot load CAs: {reason}") from None
+        where = config.provenance.at("ssl.ca.location")
+        raise UsageError(f"{where}{shown}: cannot load CAs: {reason}") from None
     ctx.check_hostname = config.ssl_check_hostname
     ctx.verify_mode = ssl.CERT_REQUIRED
     if config.ssl_certificate_location is not None:
@@ -36,6 +37,7 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext:
             cert = config.show("ssl.certificate.location", str(config.ssl_certificate_location))
             key = config.show("ssl.key.location", str(config.ssl_key_location))
             raise UsageError(
+                f"{config.provenance.at('ssl.certificate.location')}"
                 f"cannot load client certificate {cert} / key {key}: "
                 f"{getattr(e, 'reason', None) or e.__class__.__name__}"
             ) from None
