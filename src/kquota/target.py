@@ -83,6 +83,12 @@ class Target:
         """live is a cluster reached with Kafka client properties (``bootstrap.servers`` and,
         for a secured listener, ``security.protocol``, ``sasl.*``, ``ssl.*``), planned under
         ``policy`` (default: every entity in scope, no pruning). ``name`` labels its plans."""
+        from kquota import argcheck as check
+        from kquota.plan.policy import Policy
+
+        check.string_mapping(properties, "Target.live: properties")
+        check.optional(name, str, "Target.live: name", "a str")
+        check.optional(policy, Policy, "Target.live: policy", "a kquota.Policy")
         target = cls.from_options(None, None, properties)
         return dataclasses.replace(target, cluster_name=name, base_policy=policy)
 
@@ -92,7 +98,13 @@ class Target:
     ) -> Target:
         """of_snapshot is a cluster's state as a snapshot file (``kquota snapshot``, or
         ``kquota describe --format json``), planned offline under ``policy``."""
-        return cls(snapshot_path=Path(path), cluster_name=name, base_policy=policy)
+        from kquota import argcheck as check
+        from kquota.plan.policy import Policy
+
+        snapshot = check.path(path, "Target.of_snapshot: path")
+        check.optional(name, str, "Target.of_snapshot: name", "a str")
+        check.optional(policy, Policy, "Target.of_snapshot: policy", "a kquota.Policy")
+        return cls(snapshot_path=snapshot, cluster_name=name, base_policy=policy)
 
     @classmethod
     def from_options(
@@ -103,6 +115,13 @@ class Target:
     ) -> Target:
         """from_options is a live target from flags and properties, checked now: merged,
         lowest first, ``properties``, the file, ``bootstrap_server``."""
+        from kquota import argcheck as check
+
+        check.optional(bootstrap_server, str, "Target.from_options: bootstrap_server", "a str")
+        if command_config is not None:
+            command_config = check.path(command_config, "Target.from_options: command_config")
+        if properties is not None:
+            check.string_mapping(properties, "Target.from_options: properties")
         target = cls(
             bootstrap_server=bootstrap_server,
             command_config=command_config,
