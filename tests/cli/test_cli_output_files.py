@@ -190,3 +190,17 @@ def test_a_stdout_that_cannot_carry_a_name_gets_escapes(
     )
     assert run.returncode == 0 and b"Traceback" not in run.stderr, run.stderr
     assert "名前".encode() in run.stdout or b"\\u540d\\u524d" in run.stdout
+
+
+def test_fleet_out_is_never_an_input_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "desired").mkdir()
+    (tmp_path / "snaps").mkdir()
+    (tmp_path / "snaps" / "c1.json").write_bytes(dump_snapshot(STATE))
+    argv = ["fleet", "plan", "--desired", str(tmp_path / "desired")]
+    code, _, err = run_kquota(
+        [*argv, "--snapshots", str(tmp_path / "snaps"), "--out", str(tmp_path / "snaps")], capsys
+    )
+    assert code == 1 and "is the --snapshots folder; an output never goes into an input" in err
+    assert [p.name for p in (tmp_path / "snaps").iterdir()] == ["c1.json"]

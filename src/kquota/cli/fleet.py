@@ -14,6 +14,7 @@ import click
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.option_group import option_group
 from kquota.cli.timeout_option import timeout_option
+from kquota.errors import UsageError
 from kquota.plan.policy import Policy
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,9 +107,27 @@ class FleetFlags:
         """run is how the operations read the fleet (Spark settings checked here)."""
         from kquota.operations.fleet import FleetRun
 
+        self._refuse_out_onto_inputs()
+
         return FleetRun(
             self.desired_root, self.snapshots_dir, self.engine, self._spark(), processes
         )
+
+    def _refuse_out_onto_inputs(self) -> None:
+        """--out must not be an input folder: result files in --snapshots would be read as
+        snapshots of clusters named ``<cluster>.plan`` by the next run."""
+        for label, given in (("--snapshots", self.snapshots_dir), ("--desired", self.desired_root)):
+            if "://" in given:
+                continue  # a Hadoop location: not this machine's folder
+            try:
+                same = self.out.exists() and self.out.samefile(given)
+            except OSError:
+                same = False
+            if same:
+                raise UsageError(
+                    f"--out {self.out} is the {label} folder; an output never goes into an "
+                    "input: choose another --out"
+                )
 
     def _spark(self) -> SparkSettings:
         from kquota.fleet.spark import SparkSettings
