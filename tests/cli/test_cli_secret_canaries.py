@@ -84,6 +84,10 @@ CASES: dict[str, Case] = {
         "sasl.mechanism", "${KQUOTA_PROD_PASSWORD}", **{"security.protocol": "SASL_PLAINTEXT"}
     ),
     "var-bootstrap": _var("bootstrap.servers", "${KQUOTA_PROD_PASSWORD}"),
+    "var-bootstrap-refused": Case(
+        kafka={"bootstrap.servers": "${KQUOTA_PROD_PASSWORD}"},
+        env={"KQUOTA_PROD_PASSWORD": "localhost:1"},
+    ),
     "var-bootstrap-port": _var("bootstrap.servers", "h-${KQUOTA_PROD_PASSWORD}:99999"),
     "var-retries": _var("retries", "${KQUOTA_PROD_PASSWORD}"),
     "var-request-timeout": _var("request.timeout.ms", "${KQUOTA_PROD_PASSWORD}"),
@@ -174,7 +178,9 @@ def test_a_canary_secret_never_reaches_any_output(
     code, out, err = run_kquota(_argv(command, case, fake_listener), capsys)
     assert code != 0, (out, err)
     assert "Traceback" not in err, err
-    secret = fake_listener.address if case_name == "var-bootstrap" else CANARY
+    secret = {"var-bootstrap": fake_listener.address, "var-bootstrap-refused": "localhost:1"}.get(
+        case_name, CANARY
+    )
     if case_name == "var-bootstrap":  # the ${VAR} holds the (working) address itself
         monkeypatch.setenv("KQUOTA_PROD_PASSWORD", secret)
         code, out, err = run_kquota(_argv(command, case, fake_listener), capsys)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 import ssl
 import struct
@@ -182,7 +183,10 @@ class BrokerConnection:
                 ", or ssl.endpoint.identification.algorithm for host-name checks)"
             ) from None
         except (OSError, ssl.SSLError) as e:
-            raise BrokerConnectionError(f"cannot connect to {shown}: {_reason(e)}") from None
+            reason = _reason(e)
+            if shown != address:  # "Multiple exceptions: … ('h', 9092)" names the host
+                reason = reason.replace(host, "<host>")
+            raise BrokerConnectionError(f"cannot connect to {shown}: {reason}") from None
         conn = cls(reader, writer, address, config, max_frame_bytes)
         try:
             await conn._negotiate()
@@ -481,6 +485,13 @@ def _mechanism(config: ClientConfig) -> SaslMechanism:
 
 
 def _reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.errno and e.errno > 0:
+        # os.strerror, not e.strerror: asyncio's "Connect call failed ('10.0.0.1', 9092)"
+        # repeats the address, which may have come from a ${VAR} (kquota names it instead).
+        try:
+            return os.strerror(e.errno)
+        except ValueError:
+            pass
     if isinstance(e, OSError) and e.strerror:
         return e.strerror
     return str(e) or e.__class__.__name__
