@@ -53,7 +53,7 @@ from kquota.plan.policy import (
     ProtectMatch,
     ScopeMatch,
 )
-from kquota.secrets import mask
+from kquota.secrets import Provenance, mask
 
 MAX_CONFIG_BYTES = MiB
 """The largest kquota.yaml read: a config, not data."""
@@ -191,6 +191,20 @@ class ClusterConfig(_Strict):
 
             out[key] = _ENV_REF.sub(substitute, raw)
         return out
+
+    def provenance(self) -> Provenance:
+        """provenance says where each property stands (``kquota.yaml:line``) and which
+        ``${VAR}`` names each value expands: messages name those, never the values."""
+        where = {
+            key: f"{self._source}:{self._lines[key]}" if key in self._lines else self._source
+            for key in self.kafka
+        }
+        variables = {
+            key: names
+            for key, raw in self.kafka.items()
+            if (names := tuple(m.group(1) for m in _ENV_REF.finditer(raw) if m.group(1)))
+        }
+        return Provenance(where, variables)
 
 
 class ProjectConfig(_Strict):

@@ -239,21 +239,46 @@ def _last_unanswered() -> tuple[str, float] | None:
     return longest_wait() or (_unanswered[0] if _unanswered else None)
 
 
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+_DURATION = re.compile(
+    r"(?:([0-9]+(?:\.[0-9]+)?)h)?(?:([0-9]+(?:\.[0-9]+)?)m)?(?:([0-9]+(?:\.[0-9]+)?)s?)?"
+)
+DURATION_SYNTAX = "90s, 5m, 1h or 1m30s"
+"""The one duration syntax of every time option (a bare number still means seconds)."""
 
 
-def parse_duration(text: str) -> float:
-    """parse_duration reads ``90``, ``90s``, ``5m``, ``1h``, ``1m30s`` as seconds (> 0)."""
-    m = _DURATION.fullmatch(text.strip())
-    if not text.strip() or m is None or not any(m.groups()):
-        raise UsageError(
-            f"--timeout {text!r}: not a duration; use seconds or units, e.g. 90, 90s, 5m, 1m30s"
-        )
+def parse_duration(
+    text: str,
+    option: str = "--timeout",
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> float:
+    """parse_duration reads ``90s``, ``5m``, ``1h``, ``1m30s`` (or ``90``: seconds) as seconds.
+
+    Without bounds a duration must be more than zero; with them it must lie within
+    ``minimum..maximum``, and the message says so. The message names ``option``.
+    """
+    allowed = (
+        f"; allowed: {format_duration(minimum)} to {format_duration(maximum)}"
+        if minimum is not None and maximum is not None
+        else ""
+    )
+    stripped = text.strip()
+    m = _DURATION.fullmatch(stripped)
+    if not stripped or m is None or not any(m.groups()):
+        raise UsageError(f"{option} {_shown(text)}: not a duration; use {DURATION_SYNTAX}{allowed}")
     h, mins, s = (float(g) if g else 0.0 for g in m.groups())
     seconds = h * 3600 + mins * 60 + s
-    if seconds <= 0:
-        raise UsageError(f"--timeout {text!r}: must be more than zero")
+    if seconds <= 0 and not allowed:
+        raise UsageError(f"{option} {_shown(text)}: must be more than zero")
+    if (minimum is not None and seconds < minimum) or (maximum is not None and seconds > maximum):
+        raise UsageError(f"{option} {_shown(text)}: out of range{allowed}")
     return seconds
+
+
+def _shown(text: str) -> str:
+    # An option's value is the operator's own, but a 1 MB argument must not flood the log.
+    return repr(text if len(text) <= 40 else text[:40] + "…")
 
 
 def format_duration(seconds: float) -> str:

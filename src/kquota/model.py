@@ -53,7 +53,29 @@ class Entity:
 
     @classmethod
     def of(cls, mapping: Mapping[str, str | None]) -> Entity:
-        """Entity.of builds an entity from a type -> name map (``None`` = default entity)."""
+        """Entity.of builds an entity from a type -> name map (``None`` = default entity).
+
+        A caller's mapping is checked: types are ``str``, names ``str`` or ``None``
+        (:class:`~kquota.errors.UsageError` otherwise). Readers that have checked their
+        input already use :meth:`of_checked`."""
+        if not isinstance(mapping, Mapping):
+            from kquota.argcheck import refuse
+
+            raise refuse("Entity.of: an entity", "a mapping of entity type to name", mapping)
+        for entity_type, name in mapping.items():
+            if not isinstance(entity_type, str) or not (name is None or isinstance(name, str)):
+                from kquota.errors import UsageError
+
+                raise UsageError(
+                    "Entity.of: an entity maps an entity type (str) to a name (str, or None "
+                    f"for the default), not {type(entity_type).__name__}: {type(name).__name__}"
+                )
+        return cls.of_checked(mapping)
+
+    @classmethod
+    def of_checked(cls, mapping: Mapping[str, str | None]) -> Entity:
+        """of_checked is :meth:`of` for a mapping whose types are known good (the desired
+        state, snapshot and wire readers check theirs): no check, so a million cost nothing."""
         items = tuple(mapping.items())
         if len(items) == 1 or (
             len(items) == 2 and items[0][0] == USER and items[1][0] == CLIENT_ID

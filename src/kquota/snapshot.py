@@ -268,7 +268,7 @@ def _entity(raw: dict[str, str | None]) -> Entity:
     # already, and skipping the sort is a third of the parse time on large snapshots.
     if len(raw) == 1 or (len(raw) == 2 and tuple(raw) == _USER_CLIENT):
         return Entity(tuple(raw.items()))
-    return Entity.of(raw)
+    return Entity.of_checked(raw)
 
 
 _USER_CLIENT = (USER, CLIENT_ID)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from kquota.config_file import find_config
 from kquota.errors import UsageError
 from kquota.model import QuotaState
-from kquota.secrets import mask
+from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
     from kquota.config import ClusterConfig, ProjectConfig
@@ -83,6 +83,12 @@ class Target:
         """live is a cluster reached with Kafka client properties (``bootstrap.servers`` and,
         for a secured listener, ``security.protocol``, ``sasl.*``, ``ssl.*``), planned under
         ``policy`` (default: every entity in scope, no pruning). ``name`` labels its plans."""
+        from kquota import argcheck as check
+        from kquota.plan.policy import Policy
+
+        check.string_mapping(properties, "Target.live: properties")
+        check.optional(name, str, "Target.live: name", "a str")
+        check.optional(policy, Policy, "Target.live: policy", "a kquota.Policy")
         target = cls.from_options(None, None, properties)
         return dataclasses.replace(target, cluster_name=name, base_policy=policy)
 
@@ -92,7 +98,13 @@ class Target:
     ) -> Target:
         """of_snapshot is a cluster's state as a snapshot file (``kquota snapshot``, or
         ``kquota describe --format json``), planned offline under ``policy``."""
-        return cls(snapshot_path=Path(path), cluster_name=name, base_policy=policy)
+        from kquota import argcheck as check
+        from kquota.plan.policy import Policy
+
+        snapshot = check.path(path, "Target.of_snapshot: path")
+        check.optional(name, str, "Target.of_snapshot: name", "a str")
+        check.optional(policy, Policy, "Target.of_snapshot: policy", "a kquota.Policy")
+        return cls(snapshot_path=snapshot, cluster_name=name, base_policy=policy)
 
     @classmethod
     def from_options(
@@ -103,6 +115,13 @@ class Target:
     ) -> Target:
         """from_options is a live target from flags and properties, checked now: merged,
         lowest first, ``properties``, the file, ``bootstrap_server``."""
+        from kquota import argcheck as check
+
+        check.optional(bootstrap_server, str, "Target.from_options: bootstrap_server", "a str")
+        if command_config is not None:
+            command_config = check.path(command_config, "Target.from_options: command_config")
+        if properties is not None:
+            check.string_mapping(properties, "Target.from_options: properties")
         target = cls(
             bootstrap_server=bootstrap_server,
             command_config=command_config,
@@ -214,32 +233,40 @@ class Target:
 
     def client_properties(self) -> dict[str, str]:
         """client_properties merges the Kafka client properties (secrets: never print them)."""
-        from kquota.properties import read_properties
+        return self._client_properties()[0]
+
+    def _client_properties(self) -> tuple[dict[str, str], Provenance]:
+        from kquota.properties import read_properties_file
 
         props: dict[str, str] = dict(self.properties)
+        provenance = Provenance()
         if self.cluster is not None:
-            props.update(self.cluster.client_properties())
+            from_cluster = self.cluster.client_properties()
+            props.update(from_cluster)
+            provenance = provenance.merged(self.cluster.provenance(), from_cluster)
         if self.command_config is not None:
-            props.update(read_properties(self.command_config))
+            parsed = read_properties_file(self.command_config)
+            props.update(parsed.properties)
+            where = {k: f"{self.command_config}:{n}" for k, n in parsed.lines.items()}
+            provenance = provenance.merged(Provenance(where), parsed.properties)
         if self.bootstrap_server is not None:
             props["bootstrap.servers"] = self.bootstrap_server
+            provenance = provenance.merged(Provenance(), ["bootstrap.servers"])
         if "bootstrap.servers" not in props:
             raise UsageError("no bootstrap servers: give --bootstrap-server or --cluster")
-        return props
+        return props, provenance
 
     @functools.cached_property
     def config(self) -> ClientConfig:
         """config is the parsed client configuration (secrets masked in its repr)."""
         from kquota.kafka.config import ClientConfig
 
-        return ClientConfig.from_properties(self.client_properties())
+        return ClientConfig.from_properties(*self._client_properties())
 
     @property
     def bootstrap_servers(self) -> tuple[str, ...]:
         """bootstrap_servers are the addresses tried in order, first answer wins."""
-        from kquota.kafka.config import parse_bootstrap_servers
-
-        return parse_bootstrap_servers(self.client_properties()["bootstrap.servers"])
+        return self.config.bootstrap_servers
 
     def admin(self, **kwargs: int) -> QuotaAdmin:
         """admin opens a QuotaAdmin on this target (use it as a context manager)."""

@@ -72,7 +72,7 @@ def test_fleet_engine_options_are_checked(
     code, _, err = run_kquota(["fleet", "plan", *fleet, *out, "--conf", "spark.x"], capsys)
     assert code == 1 and "'spark.x': expected KEY=VALUE" in err
     code, _, err = run_kquota(["fleet", "plan", *fleet, *out, "--processes", "0"], capsys)
-    assert code == 1 and "'0': expected a number from 1, or auto" in err
+    assert code == 1 and "'0': expected a number from 1 to 1024, or auto" in err
     code, out_text, err = run_kquota(["fleet", "plan", *fleet, *out, "--processes", "2"], capsys)
     assert code == 0, err
     assert "2 clusters, 2 with changes" in out_text
@@ -128,7 +128,7 @@ def test_fleet_timeout_is_checked_and_documented(
 ) -> None:
     out = ["--out", str(tmp_path / "o")]
     code, _, err = run_kquota(["fleet", "plan", *fleet, *out, "--timeout", "soon"], capsys)
-    assert code == 1 and "--timeout 'soon': not a duration" in err
+    assert code == 1 and "--timeout 'soon': not a duration; use 90s, 5m, 1h" in err
     for what in ("plan", "drift", "resolve"):
         code, text, _ = run_kquota(["fleet", what, "--help"], capsys)
         assert code == 0 and "--timeout DURATION" in text and "[default: 1h]" in text

@@ -153,7 +153,7 @@ def test_unknown_key_lists_allowed() -> None:
         ({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}, "oauthbearer"),
         ({"ssl.endpoint.identification.algorithm": "ldap"}, "https, none or empty"),
         ({"request.timeout.ms": "soon"}, "whole number"),
-        ({"retries": "-1"}, "at least 0"),
+        ({"retries": "-1"}, "retries -1: must be a whole number from 0 to 2147483647"),
         ({"bootstrap.servers": "nohost"}, "host:port"),
     ],
 )
@@ -214,3 +214,38 @@ def test_cluster_target_merges_flag_over_file(tmp_path: Path) -> None:
     assert (t.config.client_id, t.config.retries) == ("from-file", 1)
     with pytest.raises(UsageError, match="no bootstrap servers"):
         Target.from_options(None, None, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a b\n", {"a": "b"}),  # whitespace separates, as Java reads it
+        ("a:b\r\nc=d\re=f\n", {"a": "b", "c": "d", "e": "f"}),  # every line ending
+        ("a = \\\n  b\\\n  c\n", {"a": "bc"}),  # continuations drop leading whitespace
+        ("a=\\u00e9\\u0041\n", {"a": "éA"}),
+        ("  # c\n\t! d\na=1\n", {"a": "1"}),
+        ("a=\n", {"a": ""}),  # an explicit empty value is a property
+        ("a\\ b=c\n", {"a b": "c"}),
+        ("a=b\\\\\nc=d\n", {"a": "b\\", "c": "d"}),  # an even run of backslashes ends the line
+    ],
+)
+def test_java_rules(text: str, expected: dict[str, str]) -> None:
+    assert parse_properties(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("a=1\nhunter2\n", 2, "a key with no value"),
+        ("a=1\\\n  x\nb=2\nhunter2\n", 4, "a key with no value"),  # lines count continuations
+        ("a=1\r\nhunter2\r\n", 2, "a key with no value"),
+        ("a=1\nb=pw\\uZZZZ\n", 2, "a malformed \\uXXXX escape"),
+    ],
+)
+def test_a_line_that_cannot_be_a_property_is_named_by_number_only(
+    text: str, line: int, problem: str
+) -> None:
+    with pytest.raises(UsageError) as e:
+        parse_properties(text, "c.properties")
+    assert str(e.value).startswith(f"c.properties:{line}: {problem}")
+    assert "hunter2" not in str(e.value) and "pw" not in str(e.value)

@@ -13,6 +13,7 @@ from collections.abc import Coroutine, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+from kquota import argcheck as check
 from kquota.api.alterations import AlterationLike, AlterResult, checked_alterations
 from kquota.api.entities import EntityLike, as_entity, filter_components
 from kquota.closing import ClosesOnExit
@@ -26,6 +27,7 @@ from kquota.target import Target
 T = TypeVar("T")
 
 PropertyValue = str | int | float | bool
+_VALUE_TYPES = (str, int, float)  # bool is an int
 
 
 def client_properties(
@@ -33,6 +35,9 @@ def client_properties(
 ) -> dict[str, str]:
     """client_properties merges a properties mapping with keyword options, ``security_protocol``
     standing for ``security.protocol`` (keywords win). Values become Kafka's strings."""
+    if properties is not None:
+        check.string_mapping(properties, "QuotaAdmin: properties", _VALUE_TYPES)
+    check.string_mapping(options, "QuotaAdmin: keyword", _VALUE_TYPES)
     props: dict[str, str] = {}
     for key, value in [*(properties or {}).items(), *options.items()]:
         name = key.replace("_", ".") if key in options else key
@@ -88,6 +93,7 @@ class AsyncQuotaAdmin:
         returns ``{user=alice, client-id=app}``; ``strict=True`` keeps only entities with
         exactly the given types. An empty mapping returns every entity unless strict.
         """
+        check.flag(strict, "describe: strict")
         return await self._core.describe(filter_components(components), strict)
 
     async def describe_all(self) -> QuotaState:
@@ -105,6 +111,7 @@ class AsyncQuotaAdmin:
         broker, and a refusal is reported in that entity's result, not raised.
         ``validate_only`` has the broker check without applying.
         """
+        check.flag(validate_only, "alter: validate_only")
         checked = checked_alterations(alterations)
         results = await self._core.alter(checked, validate_only=validate_only)
         return [AlterResult.from_altered(r) for r in results]

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kquota.api.entities import EntityLike, as_entity
+from kquota.argcheck import given, refuse
 from kquota.errors import AlterationFailed, UsageError
 from kquota.kafka.admin import AlteredQuota, QuotaAlteration, QuotaOp
 from kquota.model import Entity
@@ -38,9 +39,12 @@ def as_alteration(item: AlterationLike) -> QuotaAlteration:
             return item
         return QuotaAlteration(as_entity(item.entity), tuple(item.ops))
     if not isinstance(item, tuple) or len(item) != 2 or not isinstance(item[1], Mapping):
+        shape = f"a {len(item)}-tuple" if isinstance(item, tuple) else given(item)
+        if isinstance(item, tuple) and len(item) == 2:
+            shape = f"a pair whose values are {given(item[1])}"
         raise UsageError(
             "an alteration is a QuotaAlteration or a pair (entity, {key: value or None}), "
-            f"got {item!r}"
+            f"not {shape}"
         )
     entity = as_entity(item[0])
     ops = tuple(
@@ -53,6 +57,13 @@ def as_alteration(item: AlterationLike) -> QuotaAlteration:
 def checked_alterations(items: Iterable[AlterationLike]) -> list[QuotaAlteration]:
     """checked_alterations coerces every alteration and raises one UsageError naming every
     problem of every entity, so nothing is sent when any of it would fail."""
+    single = isinstance(items, QuotaAlteration) or (
+        isinstance(items, tuple) and len(items) == 2 and isinstance(items[1], Mapping)
+    )
+    if single:
+        raise UsageError("alter: alterations must be a list, not a single alteration ([it])")
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise refuse("alter: alterations", "a list of alterations", items)
     alterations = [as_alteration(item) for item in items]
     messages: list[str] = []
     for a in alterations:

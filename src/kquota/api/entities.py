@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kquota.argcheck import given, refuse
 from kquota.errors import UsageError
 from kquota.kafka.admin import FilterComponent, match_filter
 from kquota.model import Entity
@@ -22,11 +23,13 @@ def as_entity(entity: EntityLike) -> Entity:
     if isinstance(entity, Entity):
         return entity
     if not isinstance(entity, Mapping) or not entity:
-        raise UsageError(f"an entity is a non-empty mapping of type to name, got {entity!r}")
+        what = "an empty mapping" if isinstance(entity, Mapping) else given(entity)
+        raise UsageError(f"an entity is a non-empty mapping of type to name, not {what}")
     for entity_type, name in entity.items():
         if not isinstance(entity_type, str) or not (name is None or isinstance(name, str)):
             raise UsageError(
-                f"an entity maps type names to a name or None, got {entity_type!r}: {name!r}"
+                "an entity maps an entity type (str) to a name (str, or None for the "
+                f"default), not {given(entity_type)}: {given(name)}"
             )
     return Entity.of(entity)
 
@@ -34,4 +37,14 @@ def as_entity(entity: EntityLike) -> Entity:
 def filter_components(parts: EntityLike) -> list[FilterComponent]:
     """filter_components turns ``{type: name or None}`` into describe filter components:
     a name matches exactly, ``None`` matches the default entity."""
-    return match_filter(parts.parts if isinstance(parts, Entity) else parts.items())
+    if isinstance(parts, Entity):
+        return match_filter(parts.parts)
+    if not isinstance(parts, Mapping):
+        raise refuse("describe: components", "a mapping of entity type to name or None", parts)
+    for entity_type, name in parts.items():
+        if not isinstance(entity_type, str) or not (name is None or isinstance(name, str)):
+            raise UsageError(
+                "describe: components map an entity type (str) to a name (str, or None for "
+                f"the default), not {given(entity_type)}: {given(name)}"
+            )
+    return match_filter(parts.items())

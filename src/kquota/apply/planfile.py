@@ -465,7 +465,7 @@ def _entity(raw: object, path: str, check: _Checker) -> Entity | None:
     if bad is not None:
         check.add(path, *bad)
         return None
-    return Entity.of(parts)
+    return Entity.of_checked(parts)
 
 
 def _op(raw: object, path: str, types: tuple[str, ...] | None, check: _Checker) -> Op | None:

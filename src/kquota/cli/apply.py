@@ -35,7 +35,13 @@ from kquota.cli.options import (
     live_targeting_options,
     load_desired_quotas,
 )
-from kquota.cli.timeout_option import timeout_option
+from kquota.cli.timeout_option import (
+    MAX_TIMEOUT,
+    MIN_TIMEOUT,
+    Duration,
+    duration_help,
+    timeout_option,
+)
 from kquota.errors import KquotaError, UsageError
 from kquota.operations.apply import ApplyHooks, AuditOutcome
 from kquota.operations.apply import apply as apply_operation
@@ -151,6 +157,7 @@ def _resolve_targeting(
             "--bootstrap-server HOST:PORT (with --command-config FILE for credentials); "
             "a saved plan never chooses where to connect"
         )
+    target.config  # noqa: B018 -- checked here, by kquota's rules (no value shown), not the audit client's
     return target, target.client_properties()
 
 
@@ -164,6 +171,9 @@ def _load_saved(
     identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"])
     check_target(plan, str(path), identity, configured_servers(where.config_path))
     return plan
+
+
+VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
 
 
 @click.command("apply")
@@ -182,10 +192,14 @@ def _load_saved(
 )
 @click.option(
     "--verify-timeout",
-    type=float,
-    default=15.0,
+    type=VERIFY_TIMEOUT,
+    metavar="DURATION",
+    default="15s",
     show_default=True,
-    help="Seconds to wait for the cluster to show every committed change.",
+    help=duration_help(
+        "How long to wait for the cluster to show every committed change (within --timeout):",
+        VERIFY_TIMEOUT,
+    ),
 )
 @click.option(
     "--no-lease",

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.timeout_option import MAX_TIMEOUT, MIN_TIMEOUT, Duration, duration_help
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, SUPPORTED_KAFKA_VERSIONS
 
+START_TIMEOUT = Duration("--timeout", MIN_TIMEOUT, MAX_TIMEOUT)
 _DEFAULT_DIR = os.environ.get("KQUOTA_DEV_BROKER_DIR", ".cache/dev-broker")
 
 _dir_option = click.option(
@@ -59,10 +61,11 @@ def command() -> None:
 )
 @click.option(
     "--timeout",
-    type=float,
-    default=180.0,
+    type=START_TIMEOUT,
+    metavar="DURATION",
+    default="3m",
     show_default=True,
-    help="Seconds to wait for the started broker to answer.",
+    help=duration_help("How long to wait for the started broker to answer:", START_TIMEOUT),
 )
 def start(
     broker_dir: Path,

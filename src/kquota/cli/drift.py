@@ -19,7 +19,7 @@ from kquota.cli.options import (
     load_desired_quotas,
     targeting_options,
 )
-from kquota.cli.output import write_output
+from kquota.cli.output import refuse_inputs, write_output
 from kquota.cli.timeout_option import timeout_option
 from kquota.drift.render import render_reports
 from kquota.drift.report import DriftReport
@@ -81,6 +81,9 @@ def command(
         runs = [where.named(name, path) for name in names]
     else:
         runs = [where]
+    # A drift report replaces the previous one (a node-exporter textfile, every run), but
+    # never a file this run reads.
+    refuse_inputs(out, [*where.inputs(), *(("PATHS", p) for p in paths)])
 
     checked: list[tuple[TargetingArgs, DriftReport]] = []
     failed = 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from kquota.cli.options import TargetingArgs, targeting_options
+from kquota.cli.output import refuse_existing, refuse_inputs, write_output
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError
 from kquota.operations.export import export_desired
@@ -30,23 +31,27 @@ from kquota.render.format import display_entity
     help="Write the YAML to this file (default: standard output).",
 )
 @click.option("--all", "export_all", is_flag=True, help="Ignore the cluster's ownership scope.")
+@click.option("--force", is_flag=True, help="Replace the --out file if it exists (never an input).")
 @timeout_option("export")
 def command(
     where: TargetingArgs,
     out: Path | None,
     export_all: bool,
+    force: bool,
 ) -> None:
     """Write the cluster's quotas as desired-state YAML."""
-    exported = export_desired(where.resolve(), export_all=export_all)
+    target = where.resolve()
+    # Before the network: an export replaces no input, and no existing file unasked (it is
+    # desired state, perhaps edited by hand since the last export).
+    refuse_inputs(out, where.inputs())
+    refuse_existing(out, force)
+    exported = export_desired(target, export_all=export_all)
     for entity, why in exported.left_out:
         click.echo(f"warning: not exported: {display_entity(entity)}: {why}", err=True)
     if out is None:
         click.echo(exported.text, nl=False)
     else:
-        try:
-            out.write_text(exported.text, encoding="utf-8")
-        except OSError as e:
-            raise KquotaError(f"{out}: cannot write: {e.strerror or e}") from None
+        write_output(out, exported.text, overwrite=force)
     if exported.left_out:
         n = len(exported.left_out)
         raise KquotaError(

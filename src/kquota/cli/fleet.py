@@ -14,6 +14,7 @@ import click
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.option_group import option_group
 from kquota.cli.timeout_option import timeout_option
+from kquota.errors import UsageError
 from kquota.plan.policy import Policy
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,8 +55,10 @@ _processes = click.option(
     default="auto",
     show_default=True,
     metavar="N|auto",
-    help="Local engine: worker processes, one cluster at a time each; auto uses every core "
-    "when the fleet is big enough to gain from it.",
+    # Checked while the command line is read: a bad count is refused before any file is.
+    callback=lambda _ctx, _param, value: _checked_processes(value),
+    help="Local engine: worker processes (1 to 1024), one cluster at a time each; auto uses "
+    "every core when the fleet is big enough to gain from it.",
 )
 # Plain strings, not paths: with --engine spark they may be hdfs:// or s3a:// locations.
 _desired = click.option(
@@ -104,9 +107,27 @@ class FleetFlags:
         """run is how the operations read the fleet (Spark settings checked here)."""
         from kquota.operations.fleet import FleetRun
 
+        self._refuse_out_onto_inputs()
+
         return FleetRun(
             self.desired_root, self.snapshots_dir, self.engine, self._spark(), processes
         )
+
+    def _refuse_out_onto_inputs(self) -> None:
+        """--out must not be an input folder: result files in --snapshots would be read as
+        snapshots of clusters named ``<cluster>.plan`` by the next run."""
+        for label, given in (("--snapshots", self.snapshots_dir), ("--desired", self.desired_root)):
+            if "://" in given:
+                continue  # a Hadoop location: not this machine's folder
+            try:
+                same = self.out.exists() and self.out.samefile(given)
+            except OSError:
+                same = False
+            if same:
+                raise UsageError(
+                    f"--out {self.out} is the {label} folder; an output never goes into an "
+                    "input: choose another --out"
+                )
 
     def _spark(self) -> SparkSettings:
         from kquota.fleet.spark import SparkSettings
@@ -140,12 +161,25 @@ def command() -> None:
     """
 
 
+MAX_PROCESSES = 1024
+"""More worker processes than this is a typo, not a machine."""
+
+
 def _processes_of(value: str) -> int | None:
     if value == "auto":
         return None
-    if not value.isdigit() or int(value) < 1:
-        raise click.BadParameter(f"{value!r}: expected a number from 1, or auto")
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_PROCESSES:
+        shown = repr(value if len(value) <= 40 else value[:40] + "…")
+        raise click.BadParameter(
+            f"{shown}: expected a number from 1 to {MAX_PROCESSES}, or auto",
+            param_hint="--processes",
+        )
     return int(value)
+
+
+def _checked_processes(value: str) -> str:
+    _processes_of(value)
+    return value
 
 
 def _plans(fleet: FleetFlags, policy: Policy, processes: str) -> dict[str, Plan]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from kquota.cli.options import echo_warnings
-from kquota.cli.output import write_output
+from kquota.cli.output import refuse_inputs, write_output
 from kquota.errors import KquotaError
 from kquota.operations.migrate import SOURCES, ImportRefused, import_desired
 
@@ -39,6 +39,7 @@ from kquota.operations.migrate import SOURCES, ImportRefused, import_desired
 @click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
 def command(paths: tuple[Path, ...], source: str, out: Path | None, force: bool) -> None:
     """Convert Strimzi, Terraform or Jikkou quota declarations to desired-state YAML."""
+    refuse_inputs(out, [("PATHS", p) for p in paths])
     try:
         imported = import_desired(source, paths)
     except ImportRefused as e:

@@ -86,9 +86,20 @@ def main(argv: list[str] | None = None) -> Any:
     return run_command(cli, argv, "kquota")
 
 
+def escape_unencodable_output() -> None:
+    """escape_unencodable_output: on a standard output or error whose encoding cannot carry
+    a name (``LANG=C``, ``PYTHONIOENCODING=latin-1``), write ``\\u540d`` for it instead of
+    ending in UnicodeEncodeError. UTF-8 streams never need it and are left as they are."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            reconfigure(errors="backslashreplace")
+
+
 def run_command(command: click.Command, argv: list[str] | None, prog_name: str) -> Any:
     """run_command runs a click command as a console script: errors become one message on
     stderr and an exit code, never a traceback (shared by kquota and kafka-client-quotas)."""
+    escape_unencodable_output()
     try:
         code = command.main(args=argv, prog_name=prog_name, standalone_mode=False)
         _flush_stdout()

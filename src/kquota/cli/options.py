@@ -44,6 +44,17 @@ class TargetingArgs:
             require_source=require_source,
         )
 
+    def inputs(self) -> list[tuple[str, Path | None]]:
+        """inputs are the files these flags read, labelled for messages (an output must never
+        be one of them: :func:`kquota.cli.output.refuse_inputs`)."""
+        from kquota.config_file import find_config
+
+        return [
+            ("--snapshot", self.snapshot),
+            ("--command-config", self.command_config),
+            ("config", self.config_path or find_config()),
+        ]
+
     def named(self, cluster_name: str, config_path: Path) -> TargetingArgs:
         """named: these flags for one cluster of kquota.yaml (``--all``)."""
         return dataclasses.replace(self, cluster_name=cluster_name, config_path=config_path)

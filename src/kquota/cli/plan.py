@@ -24,6 +24,7 @@ from kquota.cli.options import (
     load_desired_quotas,
     targeting_options,
 )
+from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError
 from kquota.operations.plan import make_plan
@@ -74,6 +75,11 @@ def _use_color() -> bool:
     show_default=True,
     help="text for a terminal, json (the plan contract), markdown for a pull request.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing --out file that is not an earlier saved plan (never an input).",
+)
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 without changes, 2 with.")
 @click.option(
     "--principal",
@@ -92,6 +98,7 @@ def command(
     allow_mass_removal: bool,
     out: Path | None,
     fmt: str,
+    force: bool,
     detailed_exitcode: bool,
     principals: tuple[str, ...],
     wanted: ImpactArgs,
@@ -101,7 +108,11 @@ def command(
     named = [parse_principal(p, "--principal") for p in principals]
     protect = guard.matches()
     target = where.resolve()
-    desired = load_desired_quotas(target.desired_paths(paths))  # local files before the network
+    desired_paths = target.desired_paths(paths)
+    refuse_inputs(out, [*where.inputs(), *(("desired state", p) for p in desired_paths)])
+    if out is not None and not _is_saved_plan_file(out):
+        refuse_existing(out, force, unless="an earlier saved plan")
+    desired = load_desired_quotas(desired_paths)  # local files before the network
     listed = wanted.listed()
     result = make_plan(
         target,
@@ -140,3 +151,14 @@ def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str:
 
     text = render_text(plan, changes)
     return colorize(text) if _use_color() else text
+
+
+def _is_saved_plan_file(path: Path) -> bool:
+    """_is_saved_plan_file: ``path`` holds an earlier ``plan --out`` (its JSON contract names
+    the desired state's digest near the top), which CI replaces run after run."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and b'"desired_digest"' in head

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from kquota.cli.options import TargetingArgs, live_targeting_options
+from kquota.cli.output import refuse_inputs, safe_file_stem
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError, UsageError
 from kquota.operations.snapshot import FORMATS, write_snapshot_file
@@ -52,6 +53,8 @@ def command(
     out: Path,
 ) -> None:
     """Write describe-all snapshots (JSON, JSON Lines or Parquet) of live clusters."""
+    # A snapshot replaces the previous one (a scheduled capture), but never a file it reads.
+    refuse_inputs(out, where.inputs())
     if not all_clusters:
         n = _write(out, _format_of(out, fmt), where, None)
         click.echo(f"{n} entities written to {out}")
@@ -61,10 +64,12 @@ def command(
             "--all snapshots every cluster of kquota.yaml: drop --cluster and --bootstrap-server"
         )
     path, names = configured_cluster_names(where.config_path)
+    for name in names:  # every name checked before the folder is made or a cluster reached
+        safe_file_stem(name)
     out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for name in names:
-        target_file = out / f"{name}.{fmt or 'jsonl'}"
+        target_file = out / f"{safe_file_stem(name)}.{fmt or 'jsonl'}"
         try:
             named = where.named(name, path)
             n = _write(target_file, fmt or "jsonl", named, name)

@@ -291,7 +291,7 @@ class _Walker:
             parts[IP] = canonical_ip(ip) or ip
             if parts[IP] != ip:
                 self.written[id(node)] = ip
-        return Entity.of(parts)
+        return Entity.of_checked(parts)
 
     def entity_name(self, etype: str, node: Node) -> str | None | _Bad:
         """entity_name is the name (None for the default entity), or _BAD after a problem."""
@@ -531,7 +531,7 @@ class DocumentReader:
         walker = self._walker
         self._parsed.entries.append(
             ParsedEntry(
-                Entity.of(parts),
+                Entity.of_checked(parts),
                 pooled(values, walker.pool),
                 SourceLocation(walker.file, line, col),
             )

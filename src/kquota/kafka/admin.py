@@ -221,7 +221,7 @@ def check_unique(alterations: Sequence[AlterationLike]) -> None:
 
 def _waiting_for(api_key: int, conn: BrokerConnection) -> contextlib.AbstractContextManager[None]:
     """What the command waits on while a request is out (the deadline's message names it)."""
-    return waiting_on(f"{API_NAMES.get(api_key, api_key)} from {conn.address}")
+    return waiting_on(f"{API_NAMES.get(api_key, api_key)} from {conn.shown}")
 
 
 class AsyncQuotaAdmin:

@@ -59,7 +59,11 @@ def denial(api_key: int, config: ClientConfig) -> str:
     """denial says which principal lacks which operation on which resource for ``api_key``."""
     api, operation, acl_operation = _NEEDS[api_key]
     principal = principal_of(config)
-    who = safe_text(principal) if principal else "the connection's principal"
+    if principal is not None and config.provenance.hides("sasl.username"):
+        # The user name came from a ${VAR}: say which, never what it holds.
+        who = f"User:<{config.provenance.name('sasl.username')}>"
+    else:
+        who = safe_text(principal) if principal else "the connection's principal"
     text = f"{who} is not allowed {operation} on the CLUSTER resource, which {api} needs"
     if principal is not None:
         text += (

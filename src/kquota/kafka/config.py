@@ -40,7 +40,7 @@ from pathlib import Path
 from kquota.errors import UsageError
 from kquota.localfile import UnreadableFile, read_text
 from kquota.properties import MAX_CONFIG_BYTES
-from kquota.secrets import MASK
+from kquota.secrets import MASK, NO_PROVENANCE, Provenance, looks_like_property_name
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
@@ -108,6 +108,7 @@ class ClientConfig:
     request_timeout_ms: int = 30_000
     retries: int = 5
     retry_backoff_ms: int = 100
+    provenance: Provenance = field(default=NO_PROVENANCE, repr=False, compare=False)
 
     @property
     def uses_sasl(self) -> bool:
@@ -120,13 +121,32 @@ class ClientConfig:
     def __repr__(self) -> str:
         parts = []
         for f in fields(self):
+            if f.name == "provenance":
+                continue
             value = getattr(self, f.name)
-            if f.name in ("sasl_password", "oauthbearer_token", "ssl_key_password"):
+            if f.name in ("sasl_password", "oauthbearer_token", "ssl_key_password") or (
+                self.provenance.hides(_property_of(f.name))
+            ):
                 value = None if value is None else MASK
             parts.append(f"{f.name}={value!r}")
         return f"ClientConfig({', '.join(parts)})"
 
     __str__ = __repr__
+
+    def show(self, prop: str, value: object) -> str:
+        """show names ``prop`` and its value for a message, or only the property (and the
+        ``${VAR}`` it came from) when the value is a secret or came from a variable."""
+        return self.provenance.show(prop, value)
+
+    def show_address(self, address: str) -> str:
+        """show_address is ``address`` for a message: a bootstrap address that came from a
+        ``${VAR}`` is named by its place in ``bootstrap.servers`` instead."""
+        pv = self.provenance
+        if pv.hides("bootstrap.servers") and address in self.bootstrap_servers:
+            return (
+                f"{pv.name('bootstrap.servers')} entry {self.bootstrap_servers.index(address) + 1}"
+            )
+        return redact_address(address)
 
     def oauthbearer(self) -> str:
         """oauthbearer returns the token, reading the token file again (tokens rotate)."""
@@ -135,34 +155,61 @@ class ClientConfig:
                 path = self.oauthbearer_token_file
                 token = read_text(path, limit=MAX_CONFIG_BYTES, larger="one token").strip()
             except UnreadableFile as e:
+                shown = self.show("sasl.oauthbearer.token.file", path)
+                if self.provenance.hides("sasl.oauthbearer.token.file"):
+                    raise UsageError(f"{shown}: cannot read the token file") from None
                 raise UsageError(e.message(path, "sasl.oauthbearer.token.file")) from None
             if not token:
-                raise UsageError(
-                    f"sasl.oauthbearer.token.file {self.oauthbearer_token_file} is empty"
-                )
+                shown = self.show("sasl.oauthbearer.token.file", str(path))
+                raise UsageError(f"{shown}: the token file is empty")
             return token
         if self.oauthbearer_token is None:
             raise UsageError("OAUTHBEARER needs sasl.oauthbearer.token or .token.file")
         return self.oauthbearer_token
 
     @classmethod
-    def from_properties(cls, props: Mapping[str, str]) -> ClientConfig:
-        """from_properties validates a Kafka client properties map (see the module doc)."""
-        for key in props:
-            if key in _JAVA_ONLY:
-                raise UsageError(f"property {key} is not supported by kquota: {_JAVA_ONLY[key]}")
-            if key not in ALLOWED_KEYS:
+    def from_properties(
+        cls, props: Mapping[str, str], provenance: Provenance = NO_PROVENANCE
+    ) -> ClientConfig:
+        """from_properties validates a Kafka client properties map (see the module doc).
+
+        Messages name a property (with ``file:line`` and the ``${VAR}`` it came from, when
+        ``provenance`` knows them), and show its value only when it is neither a secret nor
+        from a variable."""
+        if not isinstance(props, Mapping):
+            raise UsageError(
+                f"client properties must be a mapping of str to str, not {type(props).__name__}"
+            )
+        pv = provenance
+        for key, value in props.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                shown = repr(key) if isinstance(key, str) and looks_like_property_name(key) else ""
                 raise UsageError(
-                    f"unknown client property {key!r}; allowed: {', '.join(ALLOWED_KEYS)}"
+                    f"client property {shown or '(name not shown)'}: names and values must be "
+                    f"str, not {type(key).__name__}: {type(value).__name__}"
                 )
+            if key in _JAVA_ONLY:
+                raise UsageError(
+                    f"{pv.at(key)}property {key} is not supported by kquota: {_JAVA_ONLY[key]}"
+                )
+            if key not in ALLOWED_KEYS:
+                if looks_like_property_name(key):
+                    what = f"unknown client property {key!r}"
+                else:
+                    # Not spelled like a property: perhaps a password that lost its key.
+                    what = (
+                        "a client property name that is no property (not shown: it may be a secret)"
+                    )
+                raise UsageError(f"{pv.at(key)}{what}; allowed: {', '.join(ALLOWED_KEYS)}")
         p = {k: v.strip() for k, v in props.items()}
         protocol = p.get("security.protocol", "PLAINTEXT").upper()
         if protocol not in SECURITY_PROTOCOLS:
             raise UsageError(
-                f"security.protocol {protocol!r} is not one of {', '.join(SECURITY_PROTOCOLS)}"
+                f"{pv.at('security.protocol')}{pv.show('security.protocol', protocol)} "
+                f"is not one of {', '.join(SECURITY_PROTOCOLS)}"
             )
         servers = (
-            parse_bootstrap_servers(p["bootstrap.servers"]) if "bootstrap.servers" in p else ()
+            parse_bootstrap_servers(p["bootstrap.servers"], pv) if "bootstrap.servers" in p else ()
         )
         mechanism = p.get("sasl.mechanism", "").upper() or None
         username = p.get("sasl.username") or None
@@ -176,8 +223,8 @@ class ClientConfig:
             mechanism = mechanism or "PLAIN"  # Java's default, too
             if mechanism not in SASL_MECHANISMS:
                 raise UsageError(
-                    f"sasl.mechanism {mechanism!r} is not supported; use one of "
-                    + ", ".join(SASL_MECHANISMS)
+                    f"{pv.at('sasl.mechanism')}{pv.show('sasl.mechanism', mechanism)} "
+                    "is not supported; use one of " + ", ".join(SASL_MECHANISMS)
                 )
             if mechanism == "OAUTHBEARER":
                 if "sasl.oauthbearer.token" not in p and "sasl.oauthbearer.token.file" not in p:
@@ -192,10 +239,9 @@ class ClientConfig:
                 )
         identification = p.get("ssl.endpoint.identification.algorithm", "https").lower()
         if identification not in ("https", "none", ""):
-            raise UsageError(
-                "ssl.endpoint.identification.algorithm must be https, none or empty, "
-                f"not {identification!r}"
-            )
+            key = "ssl.endpoint.identification.algorithm"
+            shown = pv.name(key) if pv.hides(key) else f"{key} {identification!r}"
+            raise UsageError(f"{pv.at(key)}{shown}: must be https, none or empty")
         return cls(
             bootstrap_servers=servers,
             security_protocol=protocol,
@@ -210,10 +256,18 @@ class ClientConfig:
             ssl_key_password=props.get("ssl.key.password"),
             ssl_check_hostname=identification == "https",
             client_id=p.get("client.id", "kquota") or "kquota",
-            request_timeout_ms=_int(p, "request.timeout.ms", 30_000, minimum=1),
-            retries=_int(p, "retries", 5, minimum=0),
-            retry_backoff_ms=_int(p, "retry.backoff.ms", 100, minimum=0),
+            request_timeout_ms=_int(p, "request.timeout.ms", 30_000, 1, pv),
+            retries=_int(p, "retries", 5, 0, pv),
+            retry_backoff_ms=_int(p, "retry.backoff.ms", 100, 0, pv),
+            provenance=pv,
         )
+
+
+def _property_of(field_name: str) -> str:
+    """_property_of is the client property a ClientConfig field comes from."""
+    if field_name.startswith("oauthbearer_"):
+        field_name = "sasl_" + field_name
+    return field_name.replace("_", ".")
 
 
 def _path(p: Mapping[str, str], key: str) -> Path | None:
@@ -221,33 +275,70 @@ def _path(p: Mapping[str, str], key: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def _int(p: Mapping[str, str], key: str, default: int, *, minimum: int) -> int:
+_JAVA_INT_MAX = 2_147_483_647  # Java's int: what a Java client's file may hold (retries)
+
+
+def _int(p: Mapping[str, str], key: str, default: int, minimum: int, pv: Provenance) -> int:
     if key not in p:
         return default
+    maximum = _JAVA_INT_MAX
+    allowed = f"a whole number from {minimum} to {maximum}"
     try:
         value = int(p[key])
     except ValueError:
-        raise UsageError(f"{key} must be a whole number, not {p[key]!r}") from None
-    if value < minimum:
-        raise UsageError(f"{key} must be at least {minimum}")
+        raise UsageError(f"{pv.at(key)}{pv.show(key, p[key])}: must be {allowed}") from None
+    if not minimum <= value <= maximum:
+        raise UsageError(f"{pv.at(key)}{pv.show(key, value)}: must be {allowed}")
     return value
 
 
-def parse_bootstrap_servers(text: str) -> tuple[str, ...]:
+def parse_bootstrap_servers(text: str, provenance: Provenance = NO_PROVENANCE) -> tuple[str, ...]:
     """parse_bootstrap_servers splits ``host:port,...`` and checks each port."""
+    pv = provenance
     servers = tuple(s.strip() for s in text.split(",") if s.strip())
     if not servers:
-        raise UsageError("bootstrap.servers is empty")
-    for server in servers:
-        split_host_port(server)
+        raise UsageError(f"{pv.at('bootstrap.servers')}{pv.name('bootstrap.servers')} is empty")
+    for i, server in enumerate(servers, 1):
+        if pv.hides("bootstrap.servers"):
+            shown = f"{pv.name('bootstrap.servers')} entry {i}"
+        else:
+            shown = f"bootstrap server {redact_address(server)!r}"
+        split_host_port(server, f"{pv.at('bootstrap.servers')}{shown}")
     return servers
 
 
-def split_host_port(server: str) -> tuple[str, int]:
-    """split_host_port reads ``host:port`` or ``[v6]:port``."""
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+._-]*)://")
+
+
+def redact_address(server: str) -> str:
+    """redact_address hides the user information of an address (``user:pw@``) as ``***@``."""
+    at = server.rfind("@")
+    if at < 0:
+        return server
+    scheme = _SCHEME.match(server)
+    start = scheme.end() if scheme else 0
+    return f"{server[:start]}{MASK}{server[at:]}"
+
+
+def split_host_port(server: str, shown: str | None = None) -> tuple[str, int]:
+    """split_host_port reads ``host:port`` or ``[v6]:port``; ``shown`` is how a message
+    names the address (default: the address itself, user information masked)."""
+    said = shown or f"bootstrap server {redact_address(server)!r}"
+    if "@" in server:
+        raise UsageError(
+            f"{said} holds user information (user:password@): kquota refuses credentials in "
+            "an address; give them as sasl.username and sasl.password in --command-config or "
+            "kquota.yaml"
+        )
+    scheme = _SCHEME.match(server)
+    if scheme:
+        raise UsageError(
+            f"{said} is not host:port: leave out {scheme.group(1)}:// (the protocol is "
+            "security.protocol)"
+        )
     host, sep, port = server.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(f"bootstrap server {server!r} is not host:port")
+        raise UsageError(f"{said} is not host:port (port 1 to 65535)")
     return host.strip("[]"), int(port)
 
 

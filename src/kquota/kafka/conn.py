@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 import ssl
 import struct
@@ -138,6 +139,7 @@ class BrokerConnection:
         max_frame_bytes: int,
     ) -> None:
         self.address = address
+        self.shown = config.show_address(address)  # how messages name it: no ${VAR} value
         self._reader = reader
         self._writer = writer
         self._config = config
@@ -161,6 +163,7 @@ class BrokerConnection:
     ) -> BrokerConnection:
         """open connects, negotiates versions, authenticates, and checks the needed APIs."""
         host, port = split_host_port(address)
+        shown = config.show_address(address)
         ctx = ssl_context(config) if config.uses_ssl else None
         timeout = config.request_timeout_ms / 1000
         try:
@@ -172,15 +175,18 @@ class BrokerConnection:
             )
         except TimeoutError:
             raise BrokerConnectionError(
-                f"cannot connect to {address}: no answer within {config.request_timeout_ms} ms"
+                f"cannot connect to {shown}: no answer within {config.request_timeout_ms} ms"
             ) from None
         except ssl.SSLCertVerificationError as e:
             raise BrokerConnectionError(
-                f"TLS to {address} failed: {e.verify_message or e.reason} (check ssl.ca.location"
+                f"TLS to {shown} failed: {e.verify_message or e.reason} (check ssl.ca.location"
                 ", or ssl.endpoint.identification.algorithm for host-name checks)"
             ) from None
         except (OSError, ssl.SSLError) as e:
-            raise BrokerConnectionError(f"cannot connect to {address}: {_reason(e)}") from None
+            reason = _reason(e)
+            if shown != address:  # "Multiple exceptions: … ('h', 9092)" names the host
+                reason = reason.replace(host, "<host>")
+            raise BrokerConnectionError(f"cannot connect to {shown}: {reason}") from None
         conn = cls(reader, writer, address, config, max_frame_bytes)
         try:
             await conn._negotiate()
@@ -210,13 +216,13 @@ class BrokerConnection:
         )
         if theirs is None:
             raise UnsupportedVersionError(
-                UNSUPPORTED_VERSION, f"broker {self.address} does not support {name}{hint}"
+                UNSUPPORTED_VERSION, f"broker {self.shown} does not support {name}{hint}"
             )
         lo, hi = max(ours[0], theirs[0]), min(ours[1], theirs[1])
         if lo > hi:
             raise UnsupportedVersionError(
                 UNSUPPORTED_VERSION,
-                f"broker {self.address} speaks {name} v{theirs[0]}-{theirs[1]}, "
+                f"broker {self.shown} speaks {name} v{theirs[0]}-{theirs[1]}, "
                 f"kquota v{ours[0]}-{ours[1]}{hint}",
             )
         return hi
@@ -300,20 +306,20 @@ class BrokerConnection:
             return await asyncio.wait_for(asyncio.shield(future), ms / 1000)
         except TimeoutError:
             timed_out = KafkaTimeoutError(
-                f"{API_NAMES.get(api_key, api_key)} to {self.address} got no answer within "
+                f"{API_NAMES.get(api_key, api_key)} to {self.shown} got no answer within "
                 f"{ms} ms (request.timeout.ms)"
             )
             self._fail(timed_out)
             await self.close()
             raise timed_out from None
         except (ConnectionError, OSError) as e:
-            lost = self._lost(f"connection to {self.address} lost: {_reason(e)}")
+            lost = self._lost(f"connection to {self.shown} lost: {_reason(e)}")
             self._fail(lost)
             raise lost from None
 
     async def close(self) -> None:
         """close ends the connection; waiting requests fail with BrokerConnectionError."""
-        self._fail(BrokerConnectionError(f"connection to {self.address} closed"))
+        self._fail(BrokerConnectionError(f"connection to {self.shown} closed"))
         self._read_task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._read_task
@@ -338,7 +344,7 @@ class BrokerConnection:
                 (size,) = _SIZE.unpack(head)
                 if size < 4 or size > self._max_frame:
                     raise BrokerConnectionError(
-                        f"{self.address} sent a frame of {size} bytes (limit {self._max_frame}): "
+                        f"{self.shown} sent a frame of {size} bytes (limit {self._max_frame}): "
                         "not a Kafka response; is security.protocol right for this listener?"
                     )
                 payload = await self._reader.readexactly(size)
@@ -346,7 +352,7 @@ class BrokerConnection:
                 pending = self._pending.pop(correlation_id, None)
                 if pending is None:
                     raise BrokerConnectionError(
-                        f"{self.address} answered correlation id {correlation_id}, which no "
+                        f"{self.shown} answered correlation id {correlation_id}, which no "
                         "request is waiting for"
                     )
                 try:
@@ -358,7 +364,7 @@ class BrokerConnection:
                     # Put it back so that _fail reports the error to its waiter too.
                     self._pending[correlation_id] = pending
                     raise BrokerConnectionError(
-                        f"malformed response from {self.address}: {e}"
+                        f"malformed response from {self.shown}: {e}"
                     ) from None
                 if not pending.future.done():
                     pending.future.set_result(body)
@@ -366,14 +372,14 @@ class BrokerConnection:
                     self._answered = True
         except asyncio.IncompleteReadError as e:
             what = "mid-frame" if e.partial else ""
-            self._fail(self._lost(f"{self.address} closed the connection {what}".rstrip()))
+            self._fail(self._lost(f"{self.shown} closed the connection {what}".rstrip()))
         except BrokerConnectionError as e:
             self._fail(e)
         except (OSError, ssl.SSLError) as e:
-            self._fail(self._lost(f"connection to {self.address} lost: {_reason(e)}"))
+            self._fail(self._lost(f"connection to {self.shown} lost: {_reason(e)}"))
         finally:
             if self._error is None:
-                self._fail(BrokerConnectionError(f"connection to {self.address} closed"))
+                self._fail(BrokerConnectionError(f"connection to {self.shown} closed"))
             self._writer.close()
 
     def _lost(self, message: str) -> BrokerConnectionError:
@@ -406,19 +412,25 @@ class BrokerConnection:
             # The broker answered in v0 and lists the ApiVersions versions it knows.
             body = await self.request(API_VERSIONS, {}, version=0)
         if body["ErrorCode"] != 0:
-            raise error_for(body["ErrorCode"], None, context=f"ApiVersions to {self.address}")
+            raise error_for(body["ErrorCode"], None, context=f"ApiVersions to {self.shown}")
         self.broker_versions = {
             k["ApiKey"]: (k["MinVersion"], k["MaxVersion"]) for k in body["ApiKeys"]
         }
 
+    def _sasl_user(self) -> str:
+        user = self._config.sasl_username
+        if user is None:
+            return "(token)"
+        if self._config.provenance.hides("sasl.username"):
+            return self._config.provenance.name("sasl.username")
+        return user
+
     async def _authenticate(self) -> None:
         mechanism = _mechanism(self._config)
-        who = (
-            f"SASL {mechanism.name} as {self._config.sasl_username or '(token)'} at {self.address}"
-        )
+        who = f"SASL {mechanism.name} as {self._sasl_user()} at {self.shown}"
         if self.version_for(SASL_HANDSHAKE) < 1:
             raise UnsupportedVersionError(
-                UNSUPPORTED_VERSION, f"{self.address} does not support SaslHandshake v1"
+                UNSUPPORTED_VERSION, f"{self.shown} does not support SaslHandshake v1"
             )
         hs = await self.request(SASL_HANDSHAKE, {"Mechanism": mechanism.name}, version=1)
         if hs["ErrorCode"] != 0:
@@ -473,6 +485,13 @@ def _mechanism(config: ClientConfig) -> SaslMechanism:
 
 
 def _reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.errno and e.errno > 0:
+        # os.strerror, not e.strerror: asyncio's "Connect call failed ('10.0.0.1', 9092)"
+        # repeats the address, which may have come from a ${VAR} (kquota names it instead).
+        try:
+            return os.strerror(e.errno)
+        except ValueError:
+            pass
     if isinstance(e, OSError) and e.strerror:
         return e.strerror
     return str(e) or e.__class__.__name__

@@ -91,7 +91,7 @@ class GroupMembers:
 
 
 async def _ask(conn: BrokerConnection, api_key: int, body: Mapping[str, Any]) -> dict[str, Any]:
-    with waiting_on(f"{API_NAMES.get(api_key, api_key)} from {conn.address}"):
+    with waiting_on(f"{API_NAMES.get(api_key, api_key)} from {conn.shown}"):
         return await conn.request(api_key, body)
 
 

@@ -63,12 +63,12 @@ def entity_from_parts(parts: Sequence[tuple[str, str | None]]) -> Entity:
     types = tuple(t for t, _ in parts)
     order = _CANONICAL_ORDER.get(types, ())
     if order == ():
-        canonical = Entity.of({t: None for t in types}).types
+        canonical = Entity.of_checked({t: None for t in types}).types
         # None: repeated types (never sent by a broker); Entity.of resolves them (last wins).
         order = tuple(types.index(t) for t in canonical) if len(canonical) == len(types) else None
         _CANONICAL_ORDER[types] = order
     if order is None:
-        return Entity.of(dict(parts))
+        return Entity.of_checked(dict(parts))
     return Entity(tuple(parts[i] for i in order))
 
 

@@ -19,9 +19,10 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext:
             cafile=str(config.ssl_ca_location) if config.ssl_ca_location else None
         )
     except (OSError, ssl.SSLError) as e:
-        raise UsageError(
-            f"ssl.ca.location {config.ssl_ca_location}: cannot load CAs: {e}"
-        ) from None
+        shown = config.show("ssl.ca.location", str(config.ssl_ca_location))
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else e.__class__.__name__
+        where = config.provenance.at("ssl.ca.location")
+        raise UsageError(f"{where}{shown}: cannot load CAs: {reason}") from None
     ctx.check_hostname = config.ssl_check_hostname
     ctx.verify_mode = ssl.CERT_REQUIRED
     if config.ssl_certificate_location is not None:
@@ -33,9 +34,12 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext:
             )
         except (OSError, ssl.SSLError) as e:
             # The error names the files, never the key password.
+            cert = config.show("ssl.certificate.location", str(config.ssl_certificate_location))
+            key = config.show("ssl.key.location", str(config.ssl_key_location))
             raise UsageError(
-                f"cannot load client certificate {config.ssl_certificate_location} / key "
-                f"{config.ssl_key_location}: {getattr(e, 'reason', None) or e.__class__.__name__}"
+                f"{config.provenance.at('ssl.certificate.location')}"
+                f"cannot load client certificate {cert} / key {key}: "
+                f"{getattr(e, 'reason', None) or e.__class__.__name__}"
             ) from None
     elif config.ssl_key_location is not None:
         raise UsageError("ssl.key.location needs ssl.certificate.location")

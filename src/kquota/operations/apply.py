@@ -250,6 +250,15 @@ def execute_plan(
     With ``audit_topic`` the topic is checked before the commit and one event per committed
     entity is published after it. The apply lease is taken as the command takes it.
     """
+    from kquota import argcheck as check
+
+    check.instance(target, Target, "execute_plan: target", "a kquota.Target")
+    check.instance(plan, Plan, "execute_plan: plan", "a Plan (PlanResult.plan)")
+    check.flag(allow_mass_removal, "execute_plan: allow_mass_removal")
+    check.whole(batch_size, "execute_plan: batch_size", 1, 100_000)
+    check.number(verify_timeout, "execute_plan: verify_timeout", 0.0, 3600.0, above=True)
+    check.optional(audit_topic, str, "execute_plan: audit_topic", "a topic name (str)")
+    check.flag(allow_protected_change, "execute_plan: allow_protected_change")
     publisher = None
     if audit_topic:
         from kquota.audit import AuditPublisher

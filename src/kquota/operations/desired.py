@@ -29,9 +29,10 @@ def load_desired_state(paths: Sequence[Path]) -> LoadedDesired:
     Imported lazily: operations that read no YAML (export, resolve of a snapshot) skip the
     loader.
     """
+    from kquota import argcheck as check
     from kquota.desired import load_desired
 
-    result = load_desired(list(paths))
+    result = load_desired(check.paths(paths, "load_desired_state: paths"))
     return LoadedDesired(result.quotas, result.digest, tuple(result.warnings))
 
 
@@ -79,6 +80,10 @@ def validate_desired(
     ``kquota.yaml`` found here) separately, as plan reads them (two clusters may declare the
     same entity); without one, ``quotas/``; without that, a :class:`~kquota.UsageError`.
     """
+    from kquota import argcheck as check
+
+    paths = check.paths(paths, "validate_desired: paths")
+    config = None if config is None else check.path(config, "validate_desired: config")
     if paths:
         return (_validate(paths, None),)
     from kquota.config import find_config, load_config

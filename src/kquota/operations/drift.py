@@ -30,7 +30,12 @@ def check_drift(
 ) -> DriftResult:
     """check_drift compares the target's current state with ``desired`` (undeclared in-scope
     entities count as drift when the policy, or ``prune``, prunes)."""
+    from kquota import argcheck as check
     from kquota.engines.local import LocalEngine
+
+    check.instance(target, Target, "check_drift: target", "a kquota.Target")
+    check.instance(desired, LoadedDesired, "check_drift: desired", "a kquota.LoadedDesired")
+    check.optional_flag(prune, "check_drift: prune")
 
     state = target.load_state()
     policy = target.policy(prune=prune, allow_mass_removal=True)

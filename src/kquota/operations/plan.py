@@ -155,6 +155,17 @@ def make_plan(
     ``impact`` asks the cluster who it serves (:mod:`kquota.principals.live`); ``listed``
     principals (:func:`kquota.principals.listed.read_principals`) are resolved too.
     """
+    from kquota import argcheck as check
+
+    check.instance(target, Target, "make_plan: target", "a kquota.Target")
+    check.instance(desired, LoadedDesired, "make_plan: desired", "a kquota.LoadedDesired")
+    check.optional_flag(prune, "make_plan: prune")
+    check.flag(allow_mass_removal, "make_plan: allow_mass_removal")
+    principals = check.items(principals, Principal, "make_plan: principals", "kquota.Principal")
+    check.flag(impact, "make_plan: impact")
+    check.optional(listed, Discovery, "make_plan: listed", "a Discovery")
+    protect = check.items(protect, ProtectMatch, "make_plan: protect", "ProtectMatch")
+    check.flag(allow_protected_change, "make_plan: allow_protected_change")
     state, origin = target.load_state_and_origin()
     discovery = None
     if impact or listed is not None:

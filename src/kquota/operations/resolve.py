@@ -22,6 +22,11 @@ log = logging.getLogger(__name__)
 def resolve_quotas(source: Target | LoadedDesired, principal: Principal) -> Resolution:
     """resolve_quotas resolves ``principal`` against a target's current state (snapshot or
     live) or against loaded desired state (what the YAML will give once applied)."""
+    from kquota import argcheck as check
+
+    allowed = "a kquota.Target or kquota.LoadedDesired"
+    check.instance(source, (Target, LoadedDesired), "resolve_quotas: source", allowed)
+    check.instance(principal, Principal, "resolve_quotas: principal", "a kquota.Principal")
     if isinstance(source, LoadedDesired):
         return _resolve(source.quotas, principal)
     if source.offline:

@@ -161,6 +161,19 @@ class Policy:
     protect: tuple[ProtectMatch, ...] = ()
     allow_protected_change: bool = False
 
+    def __post_init__(self) -> None:
+        # The public API's door (kquota.Policy): wrong types fail here, by name.
+        from kquota import argcheck as check
+
+        if self.scope is not None:
+            check.items(self.scope, ScopeMatch, "Policy: scope", "ScopeMatch (or use Policy.build)")
+        check.flag(self.prune, "Policy: prune")
+        check.whole(self.max_removals, "Policy: max_removals", 0, 2**63 - 1)
+        check.number(self.max_removal_fraction, "Policy: max_removal_fraction", 0.0, 1.0)
+        check.flag(self.allow_mass_removal, "Policy: allow_mass_removal")
+        check.items(self.protect, ProtectMatch, "Policy: protect", "ProtectMatch")
+        check.flag(self.allow_protected_change, "Policy: allow_protected_change")
+
     @classmethod
     def build(
         cls,
@@ -175,6 +188,11 @@ class Policy:
     ) -> Policy:
         """build makes a Policy from the config's plain form of scope (``"all"`` or matches)
         and of protected principals (``{type: glob}`` maps)."""
+        from kquota import argcheck as check
+
+        if scope != "all":
+            scope = check.items(scope, Mapping, "Policy.build: scope", '"all" or {type: glob}')
+        protect = check.items(protect, Mapping, "Policy.build: protect", "{type: glob}")
         matches = None if scope == "all" else tuple(ScopeMatch.of(m) for m in scope)
         return cls(
             matches,

@@ -40,6 +40,15 @@ class Principal:
     client_id: str | None = None
     ip: str | None = None
 
+    def __post_init__(self) -> None:
+        # The public API's door: a name that is not a str fails here, not in a sort later.
+        for field_name in ("user", "client_id", "ip"):
+            value = getattr(self, field_name)
+            if value is not None and not isinstance(value, str):
+                from kquota.argcheck import refuse
+
+                raise refuse(f"Principal: {field_name}", "a str or None", value)
+
     def entity(self) -> Entity:
         """entity is the principal in the entity JSON form (only the names given)."""
         parts: dict[str, str | None] = {}
