@@ -24,8 +24,8 @@ def test_show_renders_a_saved_plan_in_every_format(capsys: pytest.CaptureFixture
     assert "STOPPED" not in text
 
     code, markdown, _ = run_kquota(["show", str(GOOD), "--format", "markdown"], capsys)
-    assert code == 0 and markdown.startswith("### kquota plan for cluster <code>local</code>")
-    assert "<code>{user=carol}</code>" in markdown and "[!CAUTION]" not in markdown
+    assert code == 0 and markdown.startswith("### kquota plan for cluster `local`")
+    assert "`{user=carol}`" in markdown and "[!CAUTION]" not in markdown
 
     code, out, _ = run_kquota(["show", str(GOOD), "--format", "json"], capsys)
     # The JSON is the plan contract, exactly as the file has it.
@@ -44,7 +44,7 @@ def test_show_puts_a_guard_stop_first(fmt: str, capsys: pytest.CaptureFixture[st
         assert len(data["alterations"]) == 14
     elif fmt == "markdown":
         assert out.startswith("> [!CAUTION]\n> **Stopped: this plan will not be applied.**")
-        assert f"> {verdict}\n" in out and "<code>{user=u9}</code>" in out
+        assert f"> {verdict}\n" in out and "`{user=u9}`" in out
     else:
         assert out.startswith(f"STOPPED: {verdict}\n") and "- {user=u9}" in out
 
