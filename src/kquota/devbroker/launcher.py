@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import secrets
@@ -417,14 +418,24 @@ def seed_scram(brokers: list[BrokerInfo], users: dict[str, str], timeout: float 
     It runs on every start, restarts included: an upsert of the same passwords is harmless,
     and a start interrupted before it had seeded is then seeded the next time.
     """
-    from kquota.devbroker.scram import scram_login_ok, upsert_scram_credentials
+    from kquota.devbroker.scram import NotController, scram_login_ok, upsert_scram_credentials
 
-    host, port = brokers[0].bootstrap_servers.split(",")[0].rsplit(":", 1)
-    upsert_scram_credentials(host, int(port), users)
+    deadline = time.monotonic() + timeout
+    # Only the controller takes the request; until one is elected, nobody does.
+    for attempt in itertools.count():
+        host, port = brokers[attempt % len(brokers)].bootstrap_servers.rsplit(":", 1)
+        try:
+            upsert_scram_credentials(host, int(port), users)
+            break
+        except NotController:
+            if time.monotonic() > deadline:
+                raise KquotaError(
+                    f"no broker took the SCRAM credentials as controller within {timeout:.0f}s"
+                ) from None
+            time.sleep(0.2)
     # Brokers load credentials from ZooKeeper change notifications, in order: once the last
     # user logs in on a broker, every user does.
     last = list(users)[-1]
-    deadline = time.monotonic() + timeout
     for info in brokers:
         host, port = info.sasl_bootstrap_servers.rsplit(":", 1)
         while not scram_login_ok(host, int(port), last, users[last]):

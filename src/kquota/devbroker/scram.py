@@ -1,11 +1,12 @@
 """SCRAM credentials for a ZooKeeper-mode dev broker, written through the broker itself.
 
-A KRaft broker gets its users' SCRAM credentials at format time; a ZooKeeper-mode broker
-keeps them in ZooKeeper, so once it answers they are upserted with AlterUserScramCredentials
-(KIP-554, every 3.x broker) over the PLAINTEXT listener. Brokers pick them up from a
-ZooKeeper change notification, so :func:`scram_login_ok` is polled until a SCRAM login works
-on every broker. Frames are hand-built, as in :mod:`kquota.devbroker.probe`, so the launcher
-does not depend on the codec it is used to test.
+A KRaft broker gets its users' SCRAM credentials at format time; a ZooKeeper-mode broker keeps
+them in ZooKeeper, so once it answers they are upserted with AlterUserScramCredentials (KIP-554,
+every 3.x broker) over the PLAINTEXT listener of the controller (a ZooKeeper-mode broker that is
+not answers NOT_CONTROLLER, so the brokers are tried in turn). Brokers pick them up from a
+ZooKeeper change notification, so :func:`scram_login_ok` is polled until a SCRAM login works on
+every broker. Frames are hand-built, as in :mod:`kquota.devbroker.probe`, so the launcher does
+not depend on the codec it is used to test.
 """
 
 from __future__ import annotations
@@ -58,8 +59,16 @@ def _call(sock: socket.socket, api_key: int, version: int, body: bytes, flexible
     return data[5:] if flexible else data[4:]
 
 
+NOT_CONTROLLER = 41
+
+
+class NotController(KquotaError):
+    """NotController: the broker asked is not the controller; ask another."""
+
+
 def upsert_scram_credentials(host: str, port: int, users: dict[str, str]) -> None:
-    """upsert_scram_credentials gives every user both SCRAM mechanisms' credentials."""
+    """upsert_scram_credentials gives every user both SCRAM mechanisms' credentials; it
+    raises :class:`NotController` when the broker asked is not the controller."""
     upserts = []
     for name, password in users.items():
         for mechanism, algorithm in _MECHANISMS.values():
@@ -85,6 +94,8 @@ def upsert_scram_credentials(host: str, port: int, users: dict[str, str]) -> Non
         n, pos = _read_uvarint(data, pos + 2)
         message = data[pos : pos + n - 1].decode() if n else None
         pos += max(n - 1, 0) + 1  # the message, then the result's tagged fields
+        if code == NOT_CONTROLLER:
+            raise NotController(f"{host}:{port} is not the controller")
         if code:
             raise KquotaError(
                 f"the broker refused SCRAM credentials for {user!r}: error {code} {message or ''}"
