@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from acls import create_topic
 from cli_runner import run_kquota
 from conftest import KAFKA_MODE, KAFKA_VERSION, KafkaConfigsTool
 from kquota.cli.client_quotas import main as client_quotas_main
@@ -97,10 +98,10 @@ def test_alter_describe_and_kafka_client_quotas(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     b = ["--bootstrap-server", kafka_broker.bootstrap_servers]
-    user, ip = f"{P}alter", "10.9.8.7"
+    user, ip = f"alter-{P}", "10.9.8.7"  # outside the repo test's scope (P*)
     for names, add in [
         (f"user={user}", "producer_byte_rate=1024"),
-        (f"user={user},client-id={P}app", "request_percentage=12.5"),
+        (f"user={user},client-id=app-{P}", "request_percentage=12.5"),
         (f"ip={ip}", "connection_creation_rate=5"),
     ]:
         code, out, err = run_kquota(["alter", *b, "--names", names, "--add", add], capsys)
@@ -111,10 +112,10 @@ def test_alter_describe_and_kafka_client_quotas(
         assert code == 0, err
         return out
 
-    assert_eventually(lambda: f"{{ip={ip}}}" in described() and f"{P}app" in described())
+    assert_eventually(lambda: f"{{ip={ip}}}" in described() and f"app-{P}" in described())
     FOUND["ip_entities"] = True
     code, out, err = _client_quotas(
-        [*b, "--resolve", "--names", f"user={user},client-id={P}app"], capsys
+        [*b, "--resolve", "--names", f"user={user},client-id=app-{P}"], capsys
     )
     assert code == 0, err
     assert "request_percentage=12.5" in out and "producer_byte_rate=1024" in out
@@ -173,39 +174,52 @@ def test_plan_apply_with_lease_verify_drift_resolve_export_snapshot(
     FOUND["commands"] = ["plan", "apply", "drift", "resolve", "export", "snapshot"]
 
 
+def _member(broker: BrokerInfo, topic: str, group: str, **extra: str) -> Any:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "group.id": group,
+            "client.id": f"{group}-app",
+            "auto.offset.reset": "earliest",
+            **extra,
+        }
+    )
+    consumer.subscribe([topic])
+    deadline = time.monotonic() + 90
+    while not consumer.assignment():
+        assert time.monotonic() < deadline, f"{group} was never assigned {topic}"
+        consumer.poll(0.2)
+    return consumer
+
+
 def test_impact_discovery_reports_every_source(
     kafka_broker: BrokerInfo, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from confluent_kafka import Consumer
-
-    group, client = f"{P}group", f"{P}reader"
-    consumer = Consumer(
-        {
-            "bootstrap.servers": kafka_broker.bootstrap_servers,
-            "group.id": group,
-            "client.id": client,
-            "session.timeout.ms": "30000",
-        }
-    )
+    topic = f"{P}members"
+    create_topic(kafka_broker, topic)
+    members = [_member(kafka_broker, topic, f"{P}classic")]
+    if int(KAFKA_VERSION.split(".")[0]) >= 4:
+        # Kafka 4 serves the KIP-848 consumer protocol: such a group is read with
+        # ConsumerGroupDescribe, which older brokers lack.
+        members.append(_member(kafka_broker, topic, f"{P}kip848", **{"group.protocol": "consumer"}))
     try:
-        consumer.subscribe([f"{P}topic"])
-        deadline = time.monotonic() + 60
-        sources: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            consumer.poll(0.5)
-            with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
-                found = discover(admin)
-            sources = {r.source: {"found": r.found, "reason": r.reason} for r in found.reports}
-            if any(p.client_id == client for p in found.principals):
-                break
-        else:
-            pytest.fail(f"the group member never showed: {sources}")
+        with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+            found = discover(admin)
     finally:
-        consumer.close()
+        for m in members:
+            m.close()
+    sources = {r.source: {"found": r.found, "reason": r.reason} for r in found.reports}
     # Never silent: each source found something or says why it could not look.
     for name, outcome in sources.items():
         assert (outcome["found"] is None) == (outcome["reason"] is not None), name
+    sources.setdefault(
+        "quota-callback", {"found": int(found.quota_callback is not None), "reason": None}
+    )
     assert sources["scram-users"]["found"] >= 2  # admin and alice
+    clients = {p.client_id for p in found.principals if p.client_id}
+    assert {f"{m}-app" for m in (f"{P}classic", f"{P}kip848")[: len(members)]} <= clients
     FOUND["impact_sources"] = sources
     code, out, err = run_kquota(["plan", "--impact"], capsys)
     assert code == 0, out + err
