@@ -93,7 +93,16 @@ class KafkaJars:
     def acl_command_class(self) -> str:
         return "org.apache.kafka.tools.AclCommand" if self.major >= 4 else "kafka.admin.AclCommand"
 
-    config_command_class = "kafka.admin.ConfigCommand"
+    @property
+    def config_command_class(self) -> str:
+        # Kafka 4.4 moved kafka-configs from core (Scala) to the tools module (Java).
+        minor = tuple(int(x) for x in self.version.split(".")[:2])
+        return (
+            "org.apache.kafka.tools.ConfigCommand"
+            if minor >= (4, 4)
+            else "kafka.admin.ConfigCommand"
+        )
+
     storage_tool_class = "kafka.tools.StorageTool"
     broker_class = "kafka.Kafka"
 
