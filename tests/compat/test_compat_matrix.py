@@ -25,12 +25,13 @@ from cli_runner import run_kquota
 from conftest import KAFKA_MODE, KAFKA_VERSION, KafkaConfigsTool
 from kquota.cli.client_quotas import main as client_quotas_main
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import FilterComponent, QuotaAdmin
+from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp
 from kquota.kafka.conn import API_NAMES, QUOTA_APIS, BrokerConnection
 from kquota.kafka.errors import KafkaApiError, UnsupportedVersionError
 from kquota.kafka.protocol.header import supported_versions
+from kquota.model import Entity
 from kquota.principals.live import discover
-from polling import assert_eventually
+from polling import assert_eventually, eventually
 
 pytestmark = pytest.mark.integration
 
@@ -154,6 +155,35 @@ def test_alter_describe_and_kafka_client_quotas(
     out = kafka_configs_tool("--describe", "--entity-type", "ips", "--entity-name", ip).stdout
     assert "connection_creation_rate=5" in out
     FOUND["alter_describe"] = True
+
+
+def test_the_spelling_a_broker_keeps_for_an_ip(kafka_broker: BrokerInfo) -> None:
+    """KRaft keeps an ip entity's name as it was written; recorded for each broker, since
+    kquota matches ip names by address either way (tests/integration/test_integration_ip_names)."""
+    n = secrets.randbelow(250) + 1
+    mapped = f"::FFFF:198.51.100.{n}"
+    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+        done = admin.alter(
+            [
+                QuotaAlteration(
+                    Entity.of({"ip": mapped}), (QuotaOp.set("connection_creation_rate", 3),)
+                )
+            ],
+            validate_only=False,
+        )
+        assert [r.ok for r in done] == [True], done
+
+        def kept() -> list[str]:
+            return [
+                str(name)
+                for e in admin.describe_all()
+                for t, name in e.parts
+                if t == "ip" and name and name.lower().endswith(f"198.51.100.{n}")
+            ]
+
+        names = eventually(kept, bool)
+    assert names, "the ip entity was written and must be described back in some spelling"
+    FOUND["ip_spelling"] = {mapped: names}
 
 
 @pytest.fixture()
