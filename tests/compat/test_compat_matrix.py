@@ -171,7 +171,12 @@ def test_the_spelling_a_broker_keeps_for_an_ip(kafka_broker: BrokerInfo) -> None
             ],
             validate_only=False,
         )
-        assert [r.ok for r in done] == [True], done
+        if not done[0].ok:
+            # Kafka 3.0 checks the name after escaping it for its ZooKeeper path, so it
+            # refuses every name with a colon: reported per entity, with the broker's words.
+            assert done[0].error_name == "INVALID_REQUEST" and done[0].error_message, done
+            FOUND["ip_spelling"] = {mapped: f"refused: {done[0].error_message}"}
+            return
 
         def kept() -> list[str]:
             return [
