@@ -158,8 +158,9 @@ def test_alter_describe_and_kafka_client_quotas(
 
 
 def test_the_spelling_a_broker_keeps_for_an_ip(kafka_broker: BrokerInfo) -> None:
-    """KRaft keeps an ip entity's name as it was written; recorded for each broker, since
-    kquota matches ip names by address either way (tests/integration/test_integration_ip_names)."""
+    """KRaft keeps an ip entity's name as it was written (kquota matches ip names by address
+    either way: tests/integration/test_integration_ip_names); what each broker does is
+    recorded."""
     n = secrets.randbelow(250) + 1
     mapped = f"::FFFF:198.51.100.{n}"
     with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
@@ -172,8 +173,9 @@ def test_the_spelling_a_broker_keeps_for_an_ip(kafka_broker: BrokerInfo) -> None
             validate_only=False,
         )
         if not done[0].ok:
-            # Kafka 3.0 checks the name after escaping it for its ZooKeeper path, so it
-            # refuses every name with a colon: reported per entity, with the broker's words.
+            # ZooKeeper-mode brokers (3.0.2, 3.6.2 and 3.9.2 alike) check the name after
+            # escaping it for its ZooKeeper path ("%3A%3AFFFF%3A..."), so they refuse a
+            # name with a colon: reported per entity, with the broker's words.
             assert done[0].error_name == "INVALID_REQUEST" and done[0].error_message, done
             FOUND["ip_spelling"] = {mapped: f"refused: {done[0].error_message}"}
             return
