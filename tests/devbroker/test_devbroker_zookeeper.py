@@ -26,6 +26,7 @@ from kquota.devbroker.probe import api_versions_ok
 from kquota.devbroker.scram import scram_login_ok
 from kquota.devbroker.tools import kafka_configs
 from kquota.devbroker.zookeeper import answers, zookeeper_pid
+from kquota.errors import UsageError
 from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
 from kquota.model import Entity
 
@@ -118,6 +119,13 @@ def test_zookeeper_mode_is_refused_where_kafka_has_none(tmp_path: Path) -> None:
     assert "Kafka 4.3.1 has no ZooKeeper mode" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "b" / "zookeeper").exists()
+
+
+def test_a_zookeeper_cluster_is_refused_where_kafka_has_none(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="Kafka 4.4.0 has no ZooKeeper mode") as info:
+        start_cluster(tmp_path / "c", nodes=2, kafka_version="4.4.0", zookeeper=True)
+    assert "3.9.2, 3.6.2, 3.0.2" in str(info.value)
+    assert not (tmp_path / "c").exists(), "refused before anything is made or started"
 
 
 @pytest.fixture(scope="module")

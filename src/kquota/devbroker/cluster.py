@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kquota.devbroker.config import Ports
-from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION
+from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSIONS
 from kquota.devbroker.launcher import (
     ADMIN_USER,
     BrokerInfo,
@@ -81,6 +81,11 @@ def start_cluster(
     """
     if not 2 <= nodes <= MAX_NODES:
         raise UsageError(f"--nodes must be 1 to {MAX_NODES}, got {nodes}")
+    if zookeeper and kafka_version not in ZOOKEEPER_KAFKA_VERSIONS:
+        raise UsageError(
+            f"Kafka {kafka_version} has no ZooKeeper mode here (4.0 removed it); ZooKeeper "
+            f"mode runs Kafka {', '.join(ZOOKEEPER_KAFKA_VERSIONS)} (--kafka-version)"
+        )
     cluster_dir = cluster_dir.resolve()
     if fresh:
         clear_dir(cluster_dir)
