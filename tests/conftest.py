@@ -6,7 +6,8 @@ finalizer stops it, SIGTERM is turned into an interrupt so finalizers run, and t
 PR_SET_PDEATHSIG so it dies with pytest if pytest itself is killed.
 
 A missing JVM or Maven fails the tests that need the broker; they are never skipped.
-``KQUOTA_KAFKA_VERSION`` picks the Kafka release (4.3.1 by default, or 3.9.2).
+``KQUOTA_KAFKA_VERSION`` picks the Kafka release (4.3.1 by default) and ``KQUOTA_KAFKA_MODE``
+its mode (``kraft`` by default, or ``zookeeper`` for 3.x); scripts/compat-matrix runs both.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from kquota.fleet.spark import SparkEngine, SparkSettings
 from spark_cluster import SparkCluster, standalone_cluster
 
 KAFKA_VERSION = os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
+KAFKA_MODE = os.environ.get("KQUOTA_KAFKA_MODE", "kraft")
+if KAFKA_MODE not in ("kraft", "zookeeper"):
+    raise pytest.UsageError(f"KQUOTA_KAFKA_MODE must be kraft or zookeeper, not {KAFKA_MODE!r}")
+ZOOKEEPER = KAFKA_MODE == "zookeeper"
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:
@@ -42,7 +47,13 @@ def _start(dir_: Path, **kwargs: object) -> BrokerInfo:
         KafkaJars.resolve(KAFKA_VERSION)
     except MissingToolError as e:
         pytest.fail(f"a real Kafka broker is required and cannot be started: {e}", pytrace=False)
-    return start_broker(dir_, kafka_version=KAFKA_VERSION, die_with_parent=True, **kwargs)  # type: ignore[arg-type]
+    return start_broker(
+        dir_,
+        kafka_version=KAFKA_VERSION,
+        die_with_parent=True,
+        zookeeper=ZOOKEEPER,
+        **kwargs,  # type: ignore[arg-type]
+    )
 
 
 @pytest.fixture(scope="session")
@@ -92,6 +103,7 @@ def three_node_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Thr
         kafka_version=KAFKA_VERSION,
         die_with_parent=True,
         extra_users={"alice": "alice-secret"},
+        zookeeper=ZOOKEEPER,
     )
     try:
         yield ThreeNodes(cluster_dir, info, KAFKA_VERSION)

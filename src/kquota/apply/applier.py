@@ -5,13 +5,15 @@
    report every failure with the broker's message.
 3. Commit in batches, every alteration that only sets before any that removes
    (:func:`commit_order`: a quota moving between entities is never missing in between,
-   docs/apply-safety.md); QuotaAdmin sends one alteration per entity per request and keeps
-   each request below the controller's batch limit. Alterations are atomic per entity on the
-   controller, so an entity is never half written; a connection that breaks mid-apply leaves
-   a clear split of committed / uncertain / not attempted entities, and re-running the same
-   plan converges because every op is an idempotent set or remove. SIGINT/SIGTERM (as
-   KeyboardInterrupt, see :mod:`kquota.apply.interrupts`) and the command's deadline
-   (:mod:`kquota.deadline`) stop the commit the same way; the batch in flight is then
+   docs/apply-safety.md); QuotaAdmin sends one alteration per entity per request and keeps each
+   request below the controller's batch limit (``kquota.kafka.admin.chunk_alterations``, 5,000
+   ops a request: far below the protocol's cap of 1,000,000 array elements, which the codec
+   refuses to send; tests/kafka/protocol/test_protocol_array_cap.py). Alterations are atomic per
+   entity on the controller, so an entity is never half written; a connection that breaks
+   mid-apply leaves a clear split of committed / uncertain / not attempted entities, and
+   re-running the same plan converges because every op is an idempotent set or remove.
+   SIGINT/SIGTERM (as KeyboardInterrupt, see :mod:`kquota.apply.interrupts`) and the command's
+   deadline (:mod:`kquota.deadline`) stop the commit the same way; the batch in flight is then
    settled by describing, a few seconds at most.
 4. Verify: poll describe at every live broker until each shows what this run wrote, within a
    bound, and report the entities that did not converge and those another writer changed

@@ -1,4 +1,5 @@
-"""``kquota dev-broker``: a real local Kafka broker (KRaft, from Maven Central jars)."""
+"""``kquota dev-broker``: a real local Kafka broker (KRaft or ZooKeeper mode, from Maven
+Central jars)."""
 
 from __future__ import annotations
 
@@ -36,9 +37,13 @@ def command() -> None:
     type=click.Choice(SUPPORTED_KAFKA_VERSIONS),
     default=os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION),
     show_default=True,
-    help="Apache Kafka version to run (default: $KQUOTA_KAFKA_VERSION, else the newest).",
+    help="Apache Kafka version to run (default: $KQUOTA_KAFKA_VERSION, else the default).",
 )
-@click.option("--authorizer", is_flag=True, help="Enable StandardAuthorizer (admin is super user).")
+@click.option(
+    "--authorizer",
+    is_flag=True,
+    help="Enable StandardAuthorizer (AclAuthorizer in ZooKeeper mode); admin is super user.",
+)
 @click.option(
     "--user",
     "users",
@@ -56,8 +61,16 @@ def command() -> None:
     "--nodes",
     type=click.IntRange(1, 9),
     default=None,
-    help="Run a cluster of N KRaft nodes (each broker and controller, one quorum). "
+    help="Run a cluster of N nodes (KRaft: each broker and controller, one quorum; "
+    "ZooKeeper mode: N brokers and one ZooKeeper). "
     "[default: 1, or the node count of the cluster already in --dir]",
+)
+@click.option(
+    "--zookeeper",
+    is_flag=True,
+    default=None,
+    help="ZooKeeper mode (Kafka 3.x): the brokers keep their metadata in a ZooKeeper started "
+    "beside them. [default: KRaft, or the mode of the broker already in --dir]",
 )
 @click.option(
     "--timeout",
@@ -75,6 +88,7 @@ def start(
     users: tuple[str, ...],
     fresh: bool,
     tls: bool,
+    zookeeper: bool | None,
     timeout: float,
 ) -> None:
     """Start the broker in the background and print one JSON line describing it."""
@@ -101,6 +115,7 @@ def start(
             extra_users=extra,
             fresh=fresh,
             timeout=timeout,
+            zookeeper=_cluster_mode(broker_dir, zookeeper, fresh),
         )
         click.echo(info.to_json())
         click.echo(
@@ -122,9 +137,17 @@ def start(
         fresh=fresh,
         tls=tls,
         timeout=timeout,
+        zookeeper=zookeeper,
     )
     click.echo(info.to_json())
     click.echo(f"broker ready in {time.monotonic() - began:.1f}s ({broker_dir})", err=True)
+
+
+def _cluster_mode(cluster_dir: Path, zookeeper: bool | None, fresh: bool) -> bool:
+    """_cluster_mode: the flag if given, else the mode of the cluster already there."""
+    if zookeeper is not None:
+        return zookeeper
+    return not fresh and (cluster_dir / "zookeeper").is_dir()
 
 
 @command.command("stop")

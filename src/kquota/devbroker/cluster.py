@@ -1,4 +1,6 @@
-"""A local cluster of several KRaft nodes: each a combined broker and controller, one quorum.
+"""A local cluster of several KRaft nodes: each a combined broker and controller, one quorum;
+or, with ``zookeeper``, several ZooKeeper-mode brokers (Kafka 3.x) sharing one ZooKeeper in
+``zookeeper/``, started before the nodes and stopped after them.
 
 The cluster directory holds ``cluster.json`` (the node count) and one directory per node,
 ``node-1`` .. ``node-N``, each an ordinary dev-broker directory (see
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kquota.devbroker.config import Ports
-from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION
+from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSIONS
 from kquota.devbroker.launcher import (
     ADMIN_USER,
     BrokerInfo,
@@ -26,6 +28,7 @@ from kquota.devbroker.launcher import (
     _free_ports,
     _random_cluster_id,
     broker_status,
+    seed_scram,
     start_broker,
     stop_broker,
     wait_broker,
@@ -69,6 +72,7 @@ def start_cluster(
     timeout: float = 180.0,
     die_with_parent: bool = False,
     heap: str = "512m",
+    zookeeper: bool = False,
 ) -> BrokerInfo:
     """start_cluster starts every node of ``cluster_dir`` (restarting stopped ones in place).
 
@@ -77,6 +81,11 @@ def start_cluster(
     """
     if not 2 <= nodes <= MAX_NODES:
         raise UsageError(f"--nodes must be 1 to {MAX_NODES}, got {nodes}")
+    if zookeeper and kafka_version not in ZOOKEEPER_KAFKA_VERSIONS:
+        raise UsageError(
+            f"Kafka {kafka_version} has no ZooKeeper mode here (4.0 removed it); ZooKeeper "
+            f"mode runs Kafka {', '.join(ZOOKEEPER_KAFKA_VERSIONS)} (--kafka-version)"
+        )
     cluster_dir = cluster_dir.resolve()
     if fresh:
         clear_dir(cluster_dir)
@@ -92,8 +101,16 @@ def start_cluster(
                 f"{cluster_dir} holds a cluster of {have} nodes, not {nodes}; use --fresh to "
                 "start over"
             )
+        have_zookeeper = (cluster_dir / "zookeeper").is_dir()
+        if have_zookeeper != zookeeper:
+            raise UsageError(
+                f"{cluster_dir} holds a {'ZooKeeper-mode' if have_zookeeper else 'KRaft'} "
+                "cluster; use --fresh to start over in the other mode"
+            )
         dirs = _node_dirs(cluster_dir)
         if all((d / "broker.json").is_file() for d in dirs):
+            if zookeeper:
+                _start_zookeeper(cluster_dir, kafka_version, die_with_parent, timeout)
             launched = [
                 start_broker(
                     d,
@@ -101,6 +118,7 @@ def start_cluster(
                     die_with_parent=die_with_parent,
                     heap=heap,
                     wait=False,
+                    zookeeper=zookeeper,
                 )
                 for d in dirs
             ]
@@ -112,11 +130,19 @@ def start_cluster(
     cluster_id = _random_cluster_id()
     free = _free_ports(3 * nodes)
     ports = [Ports(*free[3 * i : 3 * i + 3]) for i in range(nodes)]
-    voters = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
+    voters: str | None = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
+    zookeeper_connect = None
     launched = []
     try:
+        if zookeeper:
+            # One ZooKeeper for every broker, on node 1's spare controller port.
+            voters = None
+            zookeeper_connect = f"127.0.0.1:{ports[0].controller}"
+            ports = [replace(p, controller=0) for p in ports]
+            (cluster_dir / "zookeeper").mkdir()
+            _start_zookeeper(cluster_dir, kafka_version, die_with_parent, timeout, free[2])
         for i, p in enumerate(ports):
-            seat = QuorumSeat(i + 1, voters, p, cluster_id, users)
+            seat = QuorumSeat(i + 1, voters, p, cluster_id, users, zookeeper_connect)
             launched.append(
                 start_broker(
                     node_dir(cluster_dir, i + 1),
@@ -134,10 +160,37 @@ def start_cluster(
     return _wait_all(cluster_dir, launched, timeout)
 
 
+def _start_zookeeper(
+    cluster_dir: Path,
+    kafka_version: str,
+    die_with_parent: bool,
+    timeout: float,
+    port: int | None = None,
+) -> None:
+    """_start_zookeeper starts the cluster's ZooKeeper (on ``port`` the first time, then on
+    the port it was first given)."""
+    from kquota.devbroker.jars import KafkaJars, find_java
+    from kquota.devbroker.zookeeper import start_zookeeper, zookeeper_port
+
+    zk_dir = cluster_dir / "zookeeper"
+    port = port or zookeeper_port(zk_dir)
+    if port is None:
+        raise KquotaError(f"{zk_dir} has no zoo.cfg; use --fresh to start over")
+    start_zookeeper(
+        zk_dir,
+        port,
+        java=find_java(),
+        classpath=KafkaJars.resolve(kafka_version).classpath,
+        die_with_parent=die_with_parent,
+        timeout=timeout,
+    )
+
+
 def _wait_all(cluster_dir: Path, launched: list[BrokerInfo], timeout: float) -> BrokerInfo:
     try:
-        for info in launched:
-            wait_broker(info, timeout)
+        launched = [wait_broker(info, timeout) for info in launched]
+        if launched and launched[0].zookeeper_connect is not None:
+            seed_scram(launched, launched[0].users, timeout)
     except BaseException:
         stop_cluster(cluster_dir)
         raise
@@ -179,7 +232,9 @@ def cluster_status(cluster_dir: Path) -> BrokerInfo | None:
         first,
         bootstrap_servers=",".join(i.bootstrap_servers for i in infos),
         sasl_bootstrap_servers=",".join(i.sasl_bootstrap_servers for i in infos),
-        controller_bootstrap_servers=",".join(i.controller_bootstrap_servers for i in infos),
+        controller_bootstrap_servers=",".join(
+            i.controller_bootstrap_servers for i in infos if i.controller_bootstrap_servers
+        ),
         pid=next(e["pid"] for e in entries if e["pid"] is not None),
         dir=str(cluster_dir),
         nodes=entries,
@@ -214,6 +269,7 @@ def clear_dir(broker_dir: Path) -> None:
         for d in broker_dir.glob("node-*"):
             if d.name.removeprefix("node-").isdigit():
                 shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(broker_dir / "zookeeper", ignore_errors=True)
         (broker_dir / CLUSTER_FILE).unlink(missing_ok=True)
     if broker_dir.is_dir():
         stop_broker(broker_dir)
@@ -221,11 +277,18 @@ def clear_dir(broker_dir: Path) -> None:
 
 
 def stop_cluster(cluster_dir: Path) -> bool:
-    """stop_cluster stops every node; True if any was running."""
+    """stop_cluster stops every node, then the ZooKeeper of a ZooKeeper-mode cluster; True if
+    any node was running."""
+    from kquota.devbroker.zookeeper import stop_zookeeper
+
     cluster_dir = cluster_dir.resolve()
     if not is_cluster_dir(cluster_dir):
         return False
     # All at once: the last node of a quorum stopped alone waits for a majority that is gone.
     dirs = _node_dirs(cluster_dir)
-    with ThreadPoolExecutor(len(dirs)) as pool:
-        return any(list(pool.map(stop_broker, dirs)))
+    try:
+        with ThreadPoolExecutor(len(dirs)) as pool:
+            return any(list(pool.map(stop_broker, dirs)))
+    finally:
+        if (cluster_dir / "zookeeper").is_dir():
+            stop_zookeeper(cluster_dir / "zookeeper")

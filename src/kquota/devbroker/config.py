@@ -4,6 +4,9 @@ KRaft combined mode with a static quorum (``controller.quorum.voters``), which w
 on 3.9 and 4.x and needs no ``--standalone`` at format time. Inter-broker and controller
 traffic stay on PLAINTEXT; the SASL_PLAINTEXT listener serves PLAIN (users from the JAAS
 options) and SCRAM-SHA-256/512 (credentials written into the metadata log at format time).
+
+With ``zookeeper_connect`` (Kafka 3.x) it is a ZooKeeper-mode broker instead: metadata, quotas
+and SCRAM credentials (upserted once it runs, :mod:`kquota.devbroker.scram`) live in ZooKeeper.
 """
 
 from __future__ import annotations
@@ -41,9 +44,11 @@ def server_properties(
     tls: TlsFiles | None = None,
     node_id: int = 1,
     voters: str | None = None,
+    zookeeper_connect: str | None = None,
 ) -> str:
     """server_properties renders one node; ``voters`` (``id@host:port,...``) joins it to a
-    quorum of several nodes, else it is a quorum of one."""
+    quorum of several nodes, else it is a quorum of one. With ``zookeeper_connect`` it is a
+    ZooKeeper-mode broker with id ``node_id`` (no controller listener, no quorum)."""
     admin_password = users[admin_user]
     plain_users = " ".join(f"user_{name}={_jaas_quote(pw)}" for name, pw in users.items())
     listeners = [
@@ -54,16 +59,29 @@ def server_properties(
     if tls is not None:
         listeners += [f"SSL://127.0.0.1:{ports.ssl}", f"SASL_SSL://127.0.0.1:{ports.sasl_ssl}"]
         sasl_listeners.append("sasl_ssl")
-    protocols = ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT", "SASL_PLAINTEXT:SASL_PLAINTEXT"]
+    protocols = ["PLAINTEXT:PLAINTEXT", "SASL_PLAINTEXT:SASL_PLAINTEXT"]
     if tls is not None:
         protocols += ["SSL:SSL", "SASL_SSL:SASL_SSL"]
-    lines = [
-        "process.roles=broker,controller",
-        f"node.id={node_id}",
-        "controller.quorum.voters=" + (voters or f"{node_id}@127.0.0.1:{ports.controller}"),
-        "listeners=" + ",".join([*listeners, f"CONTROLLER://127.0.0.1:{ports.controller}"]),
-        "advertised.listeners=" + ",".join(listeners),
-        "controller.listener.names=CONTROLLER",
+    if zookeeper_connect is None:
+        protocols.insert(0, "CONTROLLER:PLAINTEXT")
+        lines = [
+            "process.roles=broker,controller",
+            f"node.id={node_id}",
+            "controller.quorum.voters=" + (voters or f"{node_id}@127.0.0.1:{ports.controller}"),
+            "listeners=" + ",".join([*listeners, f"CONTROLLER://127.0.0.1:{ports.controller}"]),
+            "advertised.listeners=" + ",".join(listeners),
+            "controller.listener.names=CONTROLLER",
+        ]
+    else:
+        lines = [
+            f"broker.id={node_id}",
+            f"zookeeper.connect={zookeeper_connect}",
+            # A loaded machine can take a while to answer; the default is 18 s.
+            "zookeeper.connection.timeout.ms=60000",
+            "listeners=" + ",".join(listeners),
+            "advertised.listeners=" + ",".join(listeners),
+        ]
+    lines += [
         "inter.broker.listener.name=PLAINTEXT",
         "listener.security.protocol.map=" + ",".join(protocols),
         "sasl.enabled.mechanisms=" + ",".join(SASL_MECHANISMS),
@@ -104,9 +122,15 @@ def server_properties(
         ]
     if authorizer:
         # PLAINTEXT inter-broker and controller traffic authenticates as ANONYMOUS, so it must
-        # be a super user or the controller refuses the broker's envelope requests.
+        # be a super user or the controller refuses the broker's envelope requests. ZooKeeper
+        # mode has its own authorizer, which keeps ACLs in ZooKeeper.
+        authorizer_class = (
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+            if zookeeper_connect is None
+            else "kafka.security.authorizer.AclAuthorizer"
+        )
         lines += [
-            "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            f"authorizer.class.name={authorizer_class}",
             f"super.users=User:{admin_user};User:ANONYMOUS",
         ]
     return "\n".join(lines) + "\n"

@@ -18,7 +18,13 @@ from pathlib import Path
 from kquota.errors import KquotaError
 
 DEFAULT_KAFKA_VERSION = "4.3.1"
-SUPPORTED_KAFKA_VERSIONS = ("4.3.1", "3.9.2")
+SUPPORTED_KAFKA_VERSIONS = ("4.3.1", "4.4.0", "3.9.2", "3.6.2", "3.0.2")
+"""Each has a POM in ``poms/``. 3.0.2 is the oldest Kafka that runs on Java 17 (3.0 added it)."""
+KRAFT_KAFKA_VERSIONS = ("4.3.1", "4.4.0", "3.9.2")
+"""KRaft as the dev broker runs it (combined nodes, SCRAM at format time: 3.5+; before 3.3
+KRaft was not production-ready, so older releases run in ZooKeeper mode only)."""
+ZOOKEEPER_KAFKA_VERSIONS = ("3.9.2", "3.6.2", "3.0.2")
+"""ZooKeeper mode: every 3.x release (4.0 removed it)."""
 
 _COMPLETE_MARKER = ".complete"
 
@@ -76,10 +82,27 @@ class KafkaJars:
         return int(self.version.split(".")[0])
 
     @property
+    def has_zookeeper(self) -> bool:
+        return self.version in ZOOKEEPER_KAFKA_VERSIONS
+
+    @property
+    def has_kraft(self) -> bool:
+        return self.version in KRAFT_KAFKA_VERSIONS
+
+    @property
     def acl_command_class(self) -> str:
         return "org.apache.kafka.tools.AclCommand" if self.major >= 4 else "kafka.admin.AclCommand"
 
-    config_command_class = "kafka.admin.ConfigCommand"
+    @property
+    def config_command_class(self) -> str:
+        # Kafka 4.4 moved kafka-configs from core (Scala) to the tools module (Java).
+        minor = tuple(int(x) for x in self.version.split(".")[:2])
+        return (
+            "org.apache.kafka.tools.ConfigCommand"
+            if minor >= (4, 4)
+            else "kafka.admin.ConfigCommand"
+        )
+
     storage_tool_class = "kafka.tools.StorageTool"
     broker_class = "kafka.Kafka"
 

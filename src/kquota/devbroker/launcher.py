@@ -1,7 +1,9 @@
-"""Start, stop and inspect a local KRaft broker running in the background.
+"""Start, stop and inspect a local KRaft (or ZooKeeper-mode) broker running in the background.
 
 Everything about one broker lives in its directory: ``server.properties``, logs, KRaft data,
-``broker.pid`` and ``broker.json`` (what ``start`` printed). A second ``start`` on a running
+``broker.pid`` and ``broker.json`` (what ``start`` printed); a ZooKeeper-mode broker of its
+own also keeps its ZooKeeper server in ``zookeeper/`` (:mod:`kquota.devbroker.zookeeper`),
+started before it and stopped after it. A second ``start`` on a running
 directory returns the running broker; a stopped directory is restarted on the same ports with
 its data, so quotas survive a restart (tests rely on this to restart a broker mid-apply).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import secrets
@@ -19,12 +22,18 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kquota.devbroker.config import SASL_MECHANISMS, Ports, logging_config, server_properties
-from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, find_java
+from kquota.devbroker.jars import (
+    DEFAULT_KAFKA_VERSION,
+    KRAFT_KAFKA_VERSIONS,
+    ZOOKEEPER_KAFKA_VERSIONS,
+    KafkaJars,
+    find_java,
+)
 from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
 from kquota.devbroker.tls import TlsFiles, make_pki
 from kquota.errors import KquotaError
@@ -65,12 +74,21 @@ class BrokerInfo:
     ssl_key_location: str | None = None
     nodes: list[dict[str, Any]] | None = None
     """Every node of a multi-node dev cluster (``id``, ``bootstrap_server``, ``pid``)."""
+    zookeeper_connect: str | None = None
+    """ZooKeeper mode: the ZooKeeper the brokers keep their metadata in (there is then no
+    controller listener: ``controller_bootstrap_servers`` is empty)."""
 
     def to_json(self) -> str:
         fields = asdict(self)
-        if fields["nodes"] is None:
-            del fields["nodes"]  # a single broker's line stays as it always was
+        for optional in ("nodes", "zookeeper_connect"):
+            if fields[optional] is None:
+                del fields[optional]  # a KRaft broker's line stays as it always was
         return json.dumps(fields, sort_keys=True)
+
+    @property
+    def mode(self) -> str:
+        """mode is ``kraft`` or ``zookeeper``."""
+        return "kraft" if self.zookeeper_connect is None else "zookeeper"
 
     @classmethod
     def from_json(cls, text: str) -> BrokerInfo:
@@ -83,10 +101,12 @@ class QuorumSeat:
     (cluster id, users, the voter list) and what is its own (id, ports)."""
 
     node_id: int
-    voters: str
+    voters: str | None
+    """KRaft: the quorum's voters; None in ZooKeeper mode."""
     ports: Ports
     cluster_id: str
     users: dict[str, str]
+    zookeeper_connect: str | None = None
 
 
 def _free_ports(n: int) -> list[int]:
@@ -198,6 +218,7 @@ def start_broker(
     wait: bool = True,
     extra_properties: dict[str, str] | None = None,
     extra_classpath: tuple[Path, ...] = (),
+    zookeeper: bool | None = None,
 ) -> BrokerInfo:
     """start_broker starts (or returns the already running) broker in ``broker_dir``.
 
@@ -207,6 +228,11 @@ def start_broker(
     With ``seat`` it starts one node of a multi-node quorum; such a node restarts in its seat
     later from its directory alone. ``wait=False`` returns once the JVM is launched (the
     nodes of a new quorum only get ready together): call :func:`wait_broker` next.
+
+    ``zookeeper=True`` starts a ZooKeeper-mode broker (Kafka 3.x) with a ZooKeeper of its own
+    in ``broker_dir/zookeeper`` (a seat names the cluster's ZooKeeper instead). A stopped
+    directory restarts in the mode it was started in (``None``: whichever that was), unless
+    ``zookeeper`` names the other: then it starts over, as after a version change.
     """
     broker_dir = broker_dir.resolve()
     running = broker_status(broker_dir)
@@ -215,17 +241,37 @@ def start_broker(
     if running is not None:
         stop_broker(broker_dir)
     jars = KafkaJars.resolve(kafka_version)
+    if seat is not None:
+        zookeeper = seat.zookeeper_connect is not None
     java = find_java()
     broker_dir.mkdir(parents=True, exist_ok=True)
     previous = _previous_info(broker_dir) if not fresh else None
-    if previous is not None and previous.kafka_version != kafka_version:
+    if previous is not None and (
+        previous.kafka_version != kafka_version
+        or (zookeeper is not None and (previous.mode == "zookeeper") != zookeeper)
+    ):
         previous = None
+    if zookeeper is None:
+        zookeeper = previous is not None and previous.mode == "zookeeper"
+    if zookeeper and not jars.has_zookeeper:
+        raise KquotaError(
+            f"Kafka {kafka_version} has no ZooKeeper mode here (4.0 removed it); ZooKeeper "
+            f"mode runs Kafka {', '.join(ZOOKEEPER_KAFKA_VERSIONS)}"
+        )
+    if not zookeeper and not jars.has_kraft:
+        raise KquotaError(
+            f"Kafka {kafka_version} runs in ZooKeeper mode only here (add --zookeeper); "
+            f"KRaft runs Kafka {', '.join(KRAFT_KAFKA_VERSIONS)}"
+        )
     data_dir = broker_dir / "data"
-    if previous is None and data_dir.exists():
+    if previous is None and (data_dir.exists() or (broker_dir / "zookeeper").exists()):
         wipe_broker_dir(broker_dir)
-    node_id, voters = 1, None
+    node_id, voters, zookeeper_connect = 1, None, None
+    own_zookeeper = False
     if previous is not None:
-        node_id, voters = _read_seat(broker_dir)
+        node_id, voters, zookeeper_connect = _read_seat(broker_dir)
+        zookeeper_connect = previous.zookeeper_connect
+        own_zookeeper = (broker_dir / "zookeeper").is_dir()
         ports = _ports_of(previous)
         used = (ports.plaintext, ports.sasl, ports.controller, ports.ssl, ports.sasl_ssl)
         busy = [p for p in used if p and not _port_free(p)]
@@ -244,14 +290,37 @@ def start_broker(
             authorizer,
             False,
         )
-        node_id, voters = seat.node_id, seat.voters
-        _write_private(broker_dir / _SEAT, json.dumps({"node_id": node_id, "voters": voters}))
+        node_id, voters, zookeeper_connect = seat.node_id, seat.voters, seat.zookeeper_connect
+        _write_private(
+            broker_dir / _SEAT,
+            json.dumps(
+                {"node_id": node_id, "voters": voters, "zookeeper_connect": zookeeper_connect}
+            ),
+        )
     else:
         ports = Ports(*_free_ports(5)) if tls else Ports(*_free_ports(3))
         do_tls = tls
         users = {ADMIN_USER: secrets.token_urlsafe(18), **(extra_users or {})}
         cluster_id = _random_cluster_id()
         do_authorizer = authorizer
+        if zookeeper:
+            # The third port is ZooKeeper's: a ZooKeeper-mode broker has no controller.
+            zookeeper_connect = f"127.0.0.1:{ports.controller}"
+            ports = replace(ports, controller=0)
+            own_zookeeper = True
+    # The storage tool checks the properties too, so a plug-in class must be on its path.
+    classpath = os.pathsep.join([jars.classpath, *map(str, extra_classpath)])
+    if own_zookeeper and zookeeper_connect is not None:
+        from kquota.devbroker.zookeeper import start_zookeeper
+
+        start_zookeeper(
+            broker_dir / "zookeeper",
+            int(zookeeper_connect.rsplit(":", 1)[1]),
+            java=java,
+            classpath=jars.classpath,
+            die_with_parent=die_with_parent,
+            timeout=timeout,
+        )
     tls_files = make_pki(broker_dir / "tls") if do_tls else None
     props = broker_dir / "server.properties"
     _write_private(
@@ -266,15 +335,14 @@ def start_broker(
             tls=tls_files,
             node_id=node_id,
             voters=voters,
+            zookeeper_connect=zookeeper_connect,
         )
         + "".join(f"{k}={v}\n" for k, v in (extra_properties or {}).items()),
     )
     log_name, log_body, log_prop = logging_config(jars.major, broker_dir / "server.log")
     (broker_dir / log_name).write_text(log_body)
     log_opt = log_prop + str(broker_dir / log_name)
-    # The storage tool checks the properties too, so a plug-in class must be on its path.
-    classpath = os.pathsep.join([jars.classpath, *map(str, extra_classpath)])
-    if previous is None:
+    if previous is None and zookeeper_connect is None:
         _format_storage(java, classpath, jars, props, cluster_id, users, log_opt, broker_dir)
     out = open(broker_dir / "broker.out", "ab")  # noqa: SIM115 - the child owns it
     proc = subprocess.Popen(
@@ -302,7 +370,7 @@ def start_broker(
     info = BrokerInfo(
         bootstrap_servers=f"127.0.0.1:{ports.plaintext}",
         sasl_bootstrap_servers=f"127.0.0.1:{ports.sasl}",
-        controller_bootstrap_servers=f"127.0.0.1:{ports.controller}",
+        controller_bootstrap_servers=f"127.0.0.1:{ports.controller}" if ports.controller else "",
         username=ADMIN_USER,
         password=users[ADMIN_USER],
         sasl_mechanisms=list(SASL_MECHANISMS),
@@ -312,30 +380,80 @@ def start_broker(
         dir=str(broker_dir),
         authorizer=do_authorizer,
         users=users,
+        zookeeper_connect=zookeeper_connect,
         **_tls_fields(ports, tls_files),
     )
     _write_private(broker_dir / _INFO, info.to_json() + "\n")
     if wait:
-        wait_broker(info, timeout)
+        info = wait_broker(info, timeout)
+        if zookeeper_connect is not None:
+            seed_scram([info], users, timeout)
     return info
 
 
-def wait_broker(info: BrokerInfo, timeout: float = 180.0) -> None:
-    """wait_broker waits until a launched broker answers; on failure it is stopped."""
+def wait_broker(info: BrokerInfo, timeout: float = 180.0) -> BrokerInfo:
+    """wait_broker waits until a launched broker answers (on failure it is stopped) and
+    returns its line: for a ZooKeeper-mode broker with the cluster id it found in ZooKeeper
+    (the first broker makes one up; no tool sets it beforehand, as KRaft's format does)."""
     broker_dir = Path(info.dir)
     try:
         _wait_ready(info.pid, _ports_of(info), timeout, broker_dir)
     except BaseException:
         stop_broker(broker_dir)
         raise
+    if info.zookeeper_connect is None:
+        return info
+    meta = (broker_dir / "data" / "meta.properties").read_text().splitlines()
+    found = [line.split("=", 1)[1] for line in meta if line.startswith("cluster.id=")]
+    if found and found[0] != info.cluster_id:
+        info = replace(info, cluster_id=found[0])
+        _write_private(broker_dir / _INFO, info.to_json() + "\n")
+    return info
 
 
-def _read_seat(broker_dir: Path) -> tuple[int, str | None]:
+def seed_scram(brokers: list[BrokerInfo], users: dict[str, str], timeout: float = 60.0) -> None:
+    """seed_scram gives the users of ZooKeeper-mode brokers their SCRAM credentials (KRaft
+    brokers get them at format time) and waits until a SCRAM login works on every broker.
+
+    It runs on every start, restarts included: an upsert of the same passwords is harmless,
+    and a start interrupted before it had seeded is then seeded the next time.
+    """
+    from kquota.devbroker.scram import NotController, scram_login_ok, upsert_scram_credentials
+
+    deadline = time.monotonic() + timeout
+    # Only the controller takes the request; until one is elected, nobody does.
+    for attempt in itertools.count():
+        host, port = brokers[attempt % len(brokers)].bootstrap_servers.rsplit(":", 1)
+        try:
+            upsert_scram_credentials(host, int(port), users)
+            break
+        except NotController:
+            if time.monotonic() > deadline:
+                raise KquotaError(
+                    f"no broker took the SCRAM credentials as controller within {timeout:.0f}s"
+                ) from None
+            time.sleep(0.2)
+    # Brokers load credentials from ZooKeeper change notifications, in order: once the last
+    # user logs in on a broker, every user does.
+    last = list(users)[-1]
+    for info in brokers:
+        host, port = info.sasl_bootstrap_servers.rsplit(":", 1)
+        while not scram_login_ok(host, int(port), last, users[last]):
+            if time.monotonic() > deadline:
+                raise KquotaError(
+                    f"SCRAM logins did not work on {info.sasl_bootstrap_servers} within "
+                    f"{timeout:.0f}s of writing the credentials; see {info.dir}/server.log"
+                )
+            time.sleep(0.2)
+
+
+def _read_seat(broker_dir: Path) -> tuple[int, str | None, str | None]:
+    """_read_seat is (node id, KRaft voters, ZooKeeper connect string) of a cluster node."""
     seat = broker_dir / _SEAT
     if not seat.is_file():
-        return 1, None
+        return 1, None, None
     data = json.loads(seat.read_text())
-    return int(data["node_id"]), str(data["voters"])
+    return int(data["node_id"]), data.get("voters"), data.get("zookeeper_connect")
 
 
 def _previous_info(broker_dir: Path) -> BrokerInfo | None:
@@ -350,7 +468,7 @@ def _previous_info(broker_dir: Path) -> BrokerInfo | None:
 
 def _ports_of(info: BrokerInfo) -> Ports:
     def port(addr: str | None) -> int:
-        return 0 if addr is None else int(addr.rsplit(":", 1)[1])
+        return 0 if not addr else int(addr.rsplit(":", 1)[1])
 
     return Ports(
         port(info.bootstrap_servers),
@@ -374,9 +492,15 @@ def _tls_fields(ports: Ports, tls: TlsFiles | None) -> dict[str, Any]:
 
 
 def wipe_broker_dir(broker_dir: Path) -> None:
-    """wipe_broker_dir removes a stopped broker's data and state files (only those)."""
+    """wipe_broker_dir removes a stopped broker's data and state files (only those), and its
+    own ZooKeeper if it has one."""
     import shutil
 
+    from kquota.devbroker.zookeeper import stop_zookeeper
+
+    if (broker_dir / "zookeeper").is_dir():
+        stop_zookeeper(broker_dir / "zookeeper")
+        shutil.rmtree(broker_dir / "zookeeper", ignore_errors=True)
     shutil.rmtree(broker_dir / "data", ignore_errors=True)
     for name in (_INFO, _SEAT, "server.log", "broker.out"):
         (broker_dir / name).unlink(missing_ok=True)
@@ -437,9 +561,20 @@ def stop_broker(broker_dir: Path, *, timeout: float = 30.0) -> bool:
     """stop_broker stops the broker of ``broker_dir``; True if one was running.
 
     SIGTERM first (Kafka's shutdown hook flushes the metadata log), then SIGKILL to the whole
-    process group if it lingers: no JVM is left behind either way.
+    process group if it lingers: no JVM is left behind either way. A ZooKeeper of its own is
+    stopped after it (a ZooKeeper-mode broker shuts down cleanly only while ZooKeeper runs).
     """
     broker_dir = broker_dir.resolve()
+    try:
+        return _stop_broker_only(broker_dir, timeout)
+    finally:
+        if (broker_dir / "zookeeper").is_dir():
+            from kquota.devbroker.zookeeper import stop_zookeeper
+
+            stop_zookeeper(broker_dir / "zookeeper")
+
+
+def _stop_broker_only(broker_dir: Path, timeout: float) -> bool:
     pid = _running_pid(broker_dir)
     if pid is None:
         (broker_dir / _PID).unlink(missing_ok=True)

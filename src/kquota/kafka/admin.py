@@ -92,7 +92,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 A = TypeVar("A", bound=AlterationLike)
 
-# Half the controller's MAX_RECORDS_PER_USER_OP (10,000): far from the edge, few round trips.
+# Half the controller's MAX_RECORDS_PER_USER_OP (10,000): far from the edge, few round trips;
+# and 200 times below the protocol's array cap (primitives.MAX_ARRAY_ELEMENTS).
 DEFAULT_CHUNK_KEYS = 5000
 DEFAULT_MAX_IN_FLIGHT = 4
 EXACT_IN_FLIGHT = 64

@@ -96,6 +96,14 @@ API_NAMES = {
     DESCRIBE_CONFIGS: "DescribeConfigs",
 }
 
+API_SINCE = {
+    DESCRIBE_USER_SCRAM_CREDENTIALS: "Kafka 2.7 (KIP-554)",
+    DESCRIBE_CLUSTER: "Kafka 2.8 (KIP-700)",
+    CONSUMER_GROUP_DESCRIBE: "Kafka 4.0 (KIP-848)",
+}
+"""The release that brought an API kquota uses, for saying why a broker lacks it (the quota
+APIs say it their own way; the others are older than any broker kquota can talk to)."""
+
 T = TypeVar("T")
 BodyEncoder = Callable[[int], bytes]
 """BodyEncoder gives a request body's bytes at the negotiated version."""
@@ -214,16 +222,18 @@ class BrokerConnection:
             if api_key in QUOTA_APIS
             else ""
         )
+        since = f" (it came with {API_SINCE[api_key]})" if api_key in API_SINCE else ""
         if theirs is None:
             raise UnsupportedVersionError(
-                UNSUPPORTED_VERSION, f"broker {self.shown} does not support {name}{hint}"
+                UNSUPPORTED_VERSION,
+                f"{name} is not supported by this broker ({self.shown}){since}{hint}",
             )
         lo, hi = max(ours[0], theirs[0]), min(ours[1], theirs[1])
         if lo > hi:
             raise UnsupportedVersionError(
                 UNSUPPORTED_VERSION,
-                f"broker {self.shown} speaks {name} v{theirs[0]}-{theirs[1]}, "
-                f"kquota v{ours[0]}-{ours[1]}{hint}",
+                f"{name} v{ours[0]}-{ours[1]} is not supported by this broker "
+                f"({self.shown}), which speaks v{theirs[0]}-{theirs[1]}{hint}",
             )
         return hi
 

@@ -30,7 +30,7 @@ from kquota.kafka.protocol import (
     decode_response,
     encode_body,
 )
-from kquota.kafka.protocol.primitives import read_uvarint
+from kquota.kafka.protocol.primitives import MAX_ARRAY_ELEMENTS, read_uvarint
 from kquota.model import Entity, QuotaState, QuotaValues
 
 Parts = tuple[tuple[str, str | None], ...]
@@ -104,10 +104,15 @@ class _Reader:
         return _I16.unpack_from(buf, pos)[0], pos + 2
 
     def count(self, buf: bytes, pos: int) -> tuple[int, int]:
-        """count reads an array count (-1 = null) and the position after it."""
+        """count reads an array count (-1 = null) and the position after it; a count over
+        the cap declines, so that the interpreter refuses it with its message."""
         if self.compact:
-            return self.length(buf, pos)
-        return _I32.unpack_from(buf, pos)[0], pos + 4
+            n, pos = self.length(buf, pos)
+        else:
+            n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
+        if n > MAX_ARRAY_ELEMENTS:
+            raise _Declined
+        return n, pos
 
     def string(self, buf: bytes, pos: int) -> tuple[str | None, int]:
         n, pos = self.length(buf, pos)
@@ -404,6 +409,8 @@ class _Writer:
         return _I16.pack(n)
 
     def count(self, n: int) -> bytes:
+        if n > MAX_ARRAY_ELEMENTS:
+            raise _Declined  # the interpreter refuses it, with its message
         return self.length(n) if self.compact else _I32.pack(n)
 
     def string(self, text: str | None) -> bytes:
@@ -481,7 +488,7 @@ def _describe_flexible(buf: bytes) -> DescribeAnswer:
     _, code = _THROTTLE_AND_CODE.unpack_from(buf, pos)
     message, pos = _compact_string(buf, pos + 6)
     count, pos = _compact_length(buf, pos)
-    if count < -1:
+    if count < -1 or count > MAX_ARRAY_ELEMENTS:
         raise _Declined
     state: QuotaState = {}
     interned: dict[bytes, str] = {}
@@ -570,7 +577,7 @@ def _alter_response_flexible(buf: bytes) -> list[AlterEntryResult]:
     """_alter_response_flexible is :func:`_alter_response_fast` for version 1, inlined."""
     pos = _body_start(buf, True) + 4  # ThrottleTimeMs
     count, pos = _compact_length(buf, pos)
-    if count < 0:
+    if count < 0 or count > MAX_ARRAY_ELEMENTS:
         raise _Declined
     out: list[AlterEntryResult] = []
     append = out.append

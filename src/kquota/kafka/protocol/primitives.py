@@ -28,6 +28,12 @@ Encoder = Callable[[Any, bytearray], None]
 
 _MAX_UVARINT = 0xFFFFFFFF
 
+MAX_ARRAY_ELEMENTS = 1_000_000
+"""The most elements an array may have, both ways, as Kafka 4.4's own codec caps it: a count
+above it is refused when decoding (even if the bytes are there: it bounds the work a peer can
+ask for) and such an array is never encoded. kquota's requests stay far below it:
+AlterClientQuotas is chunked at 5,000 ops (``kquota.kafka.admin.DEFAULT_CHUNK_KEYS``)."""
+
 
 class FieldError(Exception):
     """FieldError is the codec-internal failure: a reason plus the path, innermost first."""
@@ -309,6 +315,8 @@ def array_codec(
         left = len(buf) - pos
         if n * floor > left:
             raise FieldError(f"array of {n} elements cannot fit in the {left} bytes left")
+        if n > MAX_ARRAY_ELEMENTS:
+            raise FieldError(f"array of {n} elements exceeds the limit of {MAX_ARRAY_ELEMENTS:,}")
         items: list[Any] = []
         append = items.append
         for i in range(n):
@@ -328,6 +336,10 @@ def array_codec(
             return
         if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
             raise FieldError(f"expected a list, got {type(value).__name__}")
+        if len(value) > MAX_ARRAY_ELEMENTS:
+            raise FieldError(
+                f"array of {len(value)} elements exceeds the limit of {MAX_ARRAY_ELEMENTS:,}"
+            )
         _write_length(len(value), out, compact, True)
         for i, item in enumerate(value):
             try:

@@ -1,0 +1,172 @@
+"""A ZooKeeper server for ZooKeeper-mode dev brokers (Kafka 3.x), run from the broker's jars.
+
+Kafka 3.x depends on ZooKeeper's jar, so the broker's classpath runs ZooKeeper's own
+standalone server (``ZooKeeperServerMain`` with a config file: loopback only, no admin HTTP
+server). Everything lives in one directory: ``zoo.cfg``, ``data/``, ``zookeeper.pid`` and the
+logs. Its port is fixed at the first start, so a restart keeps the brokers' ``zookeeper.connect``
+valid and the quotas kept under ``/config`` survive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from kquota.devbroker.config import logging_config
+from kquota.devbroker.launcher import _CHILDREN, _pid_alive, _reap, _set_pdeathsig, _tail
+from kquota.errors import KquotaError
+
+MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
+_PID = "zookeeper.pid"
+_CFG = "zoo.cfg"
+
+
+def _is_ours(pid: int, zk_dir: Path) -> bool:
+    """_is_ours guards against a recycled pid: the process must be this directory's server."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return MAIN_CLASS.encode() in cmdline and str(zk_dir / _CFG).encode() in cmdline
+
+
+def zookeeper_pid(zk_dir: Path) -> int | None:
+    """zookeeper_pid is the running server of ``zk_dir``, or None."""
+    try:
+        pid = int((zk_dir / _PID).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if _pid_alive(pid) and _is_ours(pid, zk_dir) else None
+
+
+def zookeeper_port(zk_dir: Path) -> int | None:
+    """zookeeper_port is the client port ``zk_dir`` was first started on, or None."""
+    try:
+        lines = (zk_dir / _CFG).read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key == "clientPort":
+            return int(value)
+    return None
+
+
+def start_zookeeper(
+    zk_dir: Path,
+    port: int,
+    *,
+    java: str,
+    classpath: str,
+    die_with_parent: bool = False,
+    timeout: float = 120.0,
+) -> int:
+    """start_zookeeper starts (or finds running) the server of ``zk_dir`` on ``port`` and
+    waits until it answers; returns its pid."""
+    zk_dir = zk_dir.resolve()
+    running = zookeeper_pid(zk_dir)
+    if running is not None:
+        return running
+    (zk_dir / "data").mkdir(parents=True, exist_ok=True)
+    (zk_dir / _CFG).write_text(
+        "\n".join(
+            [
+                f"dataDir={zk_dir / 'data'}",
+                f"clientPort={port}",
+                "clientPortAddress=127.0.0.1",
+                "tickTime=2000",
+                "maxClientCnxns=0",
+                "admin.enableServer=false",
+                "4lw.commands.whitelist=srvr",
+                "",
+            ]
+        )
+    )
+    # Kafka 3.x's classpath logs through log4j 1 (reload4j), as a 3.x broker does.
+    log_name, log_body, log_prop = logging_config(3, zk_dir / "zookeeper.log")
+    (zk_dir / log_name).write_text(log_body)
+    out = open(zk_dir / "zookeeper.out", "ab")  # noqa: SIM115 - the child owns it
+    proc = subprocess.Popen(
+        [
+            java,
+            "-Xmx128m",
+            "-Xms32m",
+            "-Djava.awt.headless=true",
+            log_prop + str(zk_dir / log_name),
+            "-cp",
+            classpath,
+            MAIN_CLASS,
+            str(zk_dir / _CFG),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_set_pdeathsig if die_with_parent else None,
+    )
+    out.close()
+    _CHILDREN[proc.pid] = proc
+    (zk_dir / _PID).write_text(f"{proc.pid}\n")
+    try:
+        _wait_ready(proc.pid, port, timeout, zk_dir)
+    except BaseException:
+        stop_zookeeper(zk_dir)
+        raise
+    return proc.pid
+
+
+def answers(port: int, timeout: float = 2.0) -> bool:
+    """answers: the server on ``port`` replies to the ``srvr`` four-letter word."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(b"srvr")
+            reply = b""
+            while chunk := sock.recv(4096):
+                reply += chunk
+    except OSError:
+        return False
+    return reply.startswith(b"Zookeeper version")
+
+
+def _wait_ready(pid: int, port: int, timeout: float, zk_dir: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not answers(port):
+        if not _pid_alive(pid):
+            raise KquotaError(
+                f"ZooKeeper exited while starting; last log lines ({zk_dir}):\n"
+                + (_tail(zk_dir / "zookeeper.log") or _tail(zk_dir / "zookeeper.out"))
+            )
+        if time.monotonic() > deadline:
+            raise KquotaError(f"ZooKeeper did not answer within {timeout:.0f}s; see {zk_dir}")
+        time.sleep(0.2)
+
+
+def stop_zookeeper(zk_dir: Path, *, timeout: float = 30.0) -> bool:
+    """stop_zookeeper stops the server of ``zk_dir`` (SIGTERM, then SIGKILL to its process
+    group); True if one was running."""
+    zk_dir = zk_dir.resolve()
+    pid = zookeeper_pid(zk_dir)
+    if pid is None:
+        (zk_dir / _PID).unlink(missing_ok=True)
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.1)
+    if _pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        while _pid_alive(pid):
+            _reap(pid)
+            time.sleep(0.05)
+    _reap(pid)
+    (zk_dir / _PID).unlink(missing_ok=True)
+    return True
