@@ -41,6 +41,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "drift": 300.0,
     "export": 300.0,
     "fleet": 3600.0,
+    "lease": 60.0,
     "plan": 300.0,
     "resolve": 300.0,
     "snapshot": 300.0,
@@ -233,6 +234,12 @@ def longest_wait() -> tuple[str, float] | None:
         return None
     what, since = min(list(_waits.values()), key=lambda w: w[1])
     return what, time.monotonic() - since
+
+
+def open_waits() -> list[tuple[int, str, float]]:
+    """open_waits is every wait still open: its token (one per wait), what, and for how long."""
+    now = time.monotonic()
+    return [(token, what, now - since) for token, (what, since) in list(_waits.items())]
 
 
 def _last_unanswered() -> tuple[str, float] | None:
