@@ -172,8 +172,11 @@ def on_expiry(stop: Callable[[], None], *, every: float | None = None) -> Iterat
     done = threading.Event()
 
     def watch() -> None:
-        if done.wait(max(limit.remaining(), 0.0)):
-            return
+        # In slices, re-reading the deadline: one that is moved earlier (a test that makes it
+        # fall inside the work it watches) still stops the work on time.
+        while not limit.expired:
+            if done.wait(min(max(limit.remaining(), 0.0), 0.5)):
+                return
         while True:
             # A failed stop (the work ended meanwhile) must not print a thread's traceback:
             # the block still ends with the deadline's error below.
@@ -224,6 +227,12 @@ def waiting_on(what: str) -> Iterator[None]:
         # Cut off (the deadline's cancellation or a signal): remembered for the message.
         _unanswered[:] = [(what, time.monotonic() - since)]
         raise
+    else:
+        # Answered, but only after the deadline ran out (a step no await can cut, such as a
+        # JVM starting): the next check's message names it, not an unrelated older wait.
+        limit = current()
+        if limit is not None and limit.expired:
+            _unanswered[:] = [(what, time.monotonic() - since)]
     finally:
         del _waits[token]
 

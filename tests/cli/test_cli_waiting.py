@@ -49,3 +49,16 @@ def test_off_a_terminal_each_long_wait_phase_gets_one_line(monkeypatch: pytest.M
     ]
     assert all(line.endswith(" s)") and "deadline in " in line for line in lines)
     assert "\r" not in stream.getvalue() and "\x1b" not in stream.getvalue()
+
+
+def test_a_wait_answered_only_after_the_deadline_is_what_the_message_names() -> None:
+    # A step that no await can cut (a JVM starting) ends late; the check after it must say
+    # what took the time, not end with a bare "deadline ran out".
+    with deadline.bounded(0.05, "--timeout 20s") as limit:
+        with deadline.waiting_on("the Spark session to start"):
+            _until(lambda: limit.expired)
+        with pytest.raises(deadline.DeadlineExceeded) as e:
+            deadline.check()
+    assert str(e.value).startswith(
+        "the --timeout 20s deadline ran out: it was waiting for the Spark session to start for "
+    )

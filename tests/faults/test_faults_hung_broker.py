@@ -2,7 +2,7 @@
 
 The broker is this module's own (it gets stopped), never the session's. Each test resumes it
 before it ends. Bounds: the command must end within its --timeout plus the settling grace
-and process start-up, and say what it was waiting on.
+and process start-up (measured in the run, :func:`_slack`), and say what it was waiting on.
 """
 
 from __future__ import annotations
@@ -29,8 +29,23 @@ from kquota.kafka.admin import QuotaAdmin
 
 pytestmark = pytest.mark.integration
 
-SLACK = 12.0
-"""Start-up of a Python process (~2 s on a loaded machine), settling (5 s), margin."""
+SETTLING = 5.0
+"""The applier's settling grace past the deadline (``kquota.apply.applier.SETTLE_TIMEOUT``)."""
+
+
+def _slack() -> float:
+    """_slack is how far past its deadline a command may end: settling, plus twice the start-up
+    of a kquota process as measured now (the deadline starts only once kquota runs, and the
+    exit costs about as much again), plus a margin. Measured in the run, so a loaded machine
+    widens it instead of failing the test."""
+    start = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "kquota.cli.main", "apply", "--help"],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    return SETTLING + 2 * (time.monotonic() - start) + 3.0
+
+
 HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
 
 
@@ -91,13 +106,14 @@ def test_drift_against_a_hung_broker_ends_at_its_deadline_and_says_on_what(
     tmp_path: Path, hung_broker: BrokerInfo
 ) -> None:
     _repo(tmp_path, hung_broker, "h-", 1)
+    slack = _slack()
     with _Stopped(hung_broker.pid):
         start = time.monotonic()
         proc = _kquota(tmp_path, "drift", "--timeout", "6s")
-        code = proc.wait(6 + SLACK + 30)
+        code = proc.wait(6 + slack + 60)
         took = time.monotonic() - start
     err = (tmp_path / "err.txt").read_text()
-    assert code == 1 and took < 6 + SLACK, (took, err)
+    assert code == 1 and took < 6 + slack, (took, err)
     assert "error: the --timeout 6s deadline ran out: it was waiting for " in err
     assert hung_broker.bootstrap_servers in err
     # Off a terminal: the message only, no indicator frames.
@@ -110,6 +126,7 @@ def test_apply_against_a_broker_that_hangs_mid_commit_ends_by_its_deadline(
     prefix = f"h{secrets.token_hex(3)}-"
     _repo(tmp_path, hung_broker, prefix, 3000)
     timeout = 25
+    slack = _slack()
     start = time.monotonic()
     proc = _kquota(
         tmp_path, "apply", "--auto-approve", "--batch-size", "100", "--timeout", f"{timeout}s",
@@ -117,11 +134,11 @@ def test_apply_against_a_broker_that_hangs_mid_commit_ends_by_its_deadline(
     )  # fmt: skip
     _wait_for_first_commit(hung_broker, proc, prefix)
     with _Stopped(hung_broker.pid):
-        code = proc.wait(timeout + SLACK + 60)
+        code = proc.wait(timeout + slack + 60)
         took = time.monotonic() - start
     out = (tmp_path / "out.txt").read_text()
     report = out[out.index("\ncommitted ") :]
-    assert code == 1 and took < timeout + SLACK, (took, report)
+    assert code == 1 and took < timeout + slack, (took, report)
     assert f"stopped: the --timeout {timeout}s deadline ran out: it was waiting for" in report
     assert "entities were not attempted" in report and "run apply again" in report
     assert "verified:" not in report
@@ -157,7 +174,8 @@ def test_on_a_terminal_a_waiting_indicator_names_the_wait(
     os.close(leader)
     text = seen.decode(errors="replace")
     assert code == 1
-    assert "waiting 1 s for " in text or "waiting 2 s for " in text, text
+    # The first frame shows after a second's wait (later on a loaded machine: any count).
+    assert re.search(r"waiting \d+ s for ", text), text
     assert "(deadline in " in text and "\x1b[2K" in text
 
 
@@ -261,15 +279,16 @@ def test_an_apply_whose_broker_hangs_while_it_waits_for_the_lease_ends_by_its_de
     _repo(tmp_path, hung_broker, f"l{secrets.token_hex(3)}-", 1)
     props = {"bootstrap.servers": hung_broker.bootstrap_servers}
     timeout = 20
+    slack = _slack()
     with deadline.bounded(600, "test") as limit, apply_lease(producer_config(props), limit):
         proc = _kquota(tmp_path, "apply", "--auto-approve", "--timeout", f"{timeout}s")
         start = time.monotonic()
         _wait_for_text(tmp_path / "err.txt", "waiting for the apply lease: held by", proc, 120)
         with _Stopped(hung_broker.pid):
-            code = proc.wait(timeout + SLACK + 60)
+            code = proc.wait(timeout + slack + 60)
             took = time.monotonic() - start
     err = (tmp_path / "err.txt").read_text()
-    assert code == 1 and took < timeout + SLACK, (took, err)
+    assert code == 1 and took < timeout + slack, (took, err)
     assert f"error: the --timeout {timeout}s deadline ran out" in err, err
     assert "nothing was written" in err and "Traceback" not in err
     # Off a terminal, a plain line named each long wait while it lasted.
@@ -282,6 +301,7 @@ def test_sigint_while_taking_the_lease_from_a_hung_broker_stops_at_once(
 ) -> None:
     _repo(tmp_path, hung_broker, f"l{secrets.token_hex(3)}-", 1)
     props = {"bootstrap.servers": hung_broker.bootstrap_servers}
+    slack = _slack()
     with deadline.bounded(600, "test") as limit, apply_lease(producer_config(props), limit):
         proc = _kquota(tmp_path, "apply", "--auto-approve")  # the default 10-minute deadline
         _wait_for_text(tmp_path / "err.txt", "waiting for the apply lease: held by", proc, 120)
@@ -294,4 +314,4 @@ def test_sigint_while_taking_the_lease_from_a_hung_broker_stops_at_once(
     assert code == 130, err
     assert "interrupted by SIGINT before committing; nothing was written" in err
     # It tried to withdraw its claim for a few seconds at most, not its 10-minute deadline.
-    assert took < UNCONFIRMED_RELEASE + SLACK, (took, err)
+    assert took < UNCONFIRMED_RELEASE + slack, (took, err)

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kquota.apply.lease_log import LeaseError, LeaseLog, LeaseRecord, LeaseTimeout
+from kquota.apply.outcome import LEASE_LOST
 from kquota.deadline import Deadline, DeadlineExceeded, current, waiting_on
 from kquota.errors import KquotaError
 
@@ -186,7 +187,7 @@ class HeldLease:
             left = self._local_expiry - time.monotonic()
             if left <= 0:
                 self.lost = (
-                    "the apply lease was lost: no renewal reached the broker within "
+                    f"{LEASE_LOST}: no renewal reached the broker within "
                     f"{self._term:g} s (another apply may have taken it)"
                 )
                 return
@@ -196,18 +197,18 @@ class HeldLease:
                     self.owner, _renewal_value(int(self._term * 1000)), left, self._stop
                 )
                 if done.timestamp_ms >= self._until_ms:
-                    self.lost = "the apply lease was lost: a renewal reached the broker too late"
+                    self.lost = f"{LEASE_LOST}: a renewal reached the broker too late"
                     return
                 self._until_ms = done.timestamp_ms + int(self._term * 1000)
                 self._local_expiry = sent + self._term
-                holder = holder_after(self._log.read_until(done.offset, max(0.1, left)))
+                holder = holder_after(self._log.read_until(done.offset, max(0.1, left), self._stop))
             except LeaseError:
                 wait = RETRY_INTERVAL  # try again soon: the lease still holds a while
                 continue
             wait = self._every
             if holder is None or holder.owner != self.owner:
                 self.lost = (
-                    "the apply lease was lost: its claim was released by another "
+                    f"{LEASE_LOST}: its claim was released by another "
                     "(kquota lease release --force)"
                 )
                 return
@@ -242,10 +243,16 @@ def _apply_lease(
     held: HeldLease | None = None
     claimed = False
     try:
-        with waiting_on(f"the metadata of the lease topic {topic}"):
-            _bounded(deadline, lambda t: log.ensure_topic(t, TOPIC_CONFIG))
-        claimed = True  # from here on a claim may be on the log: release it whatever happens
-        held = _acquire(log, owner, int(term * 1000), deadline, term, renew_every)
+        # One wait for the whole phase (what a terminal's indicator and a log line name),
+        # each step inside it its own (what the deadline's message names).
+        with waiting_on(f"the apply lease on topic {topic}"):
+            _bounded(
+                deadline,
+                f"the metadata of the lease topic {topic}",
+                lambda t: log.ensure_topic(t, TOPIC_CONFIG),
+            )
+            claimed = True  # from here a claim may be on the log: release it whatever happens
+            held = _acquire(log, owner, int(term * 1000), deadline, term, renew_every)
         held.start()
         yield held
     finally:
@@ -292,16 +299,25 @@ def _acquire(
     told: str | None = None
     while True:
         sent = time.monotonic()
-        with waiting_on(f"the broker to confirm this apply's claim on topic {log.topic}"):
-            claim = _bounded(deadline, lambda t: log.append(owner, _claim_value(ttl_ms), t))
-        with waiting_on(f"reading back the lease topic {log.topic}"):
-            offset = claim.offset
-            records = _bounded(deadline, lambda t: log.read_until(offset, t))  # noqa: B023
+        claim = _bounded(
+            deadline,
+            f"the broker to confirm this apply's claim on topic {log.topic}",
+            lambda t: log.append(owner, _claim_value(ttl_ms), t),
+        )
+        offset = claim.offset
+        records = _bounded(
+            deadline,
+            f"reading back the lease topic {log.topic}",
+            lambda t: log.read_until(offset, t),  # noqa: B023
+        )
         holder = holder_after(records)
         if holder is not None and holder.owner == owner:
             return HeldLease(log, owner, sent, holder.until_ms, term, every)
-        with waiting_on(f"the broker to confirm this apply's withdrawn claim on {log.topic}"):
-            _bounded(deadline, lambda t: log.append(owner, None, t))
+        _bounded(
+            deadline,
+            f"the broker to confirm this apply's withdrawn claim on {log.topic}",
+            lambda t: log.append(owner, None, t),
+        )
         if holder is not None and holder.owner != told:
             print(waiting_message(holder), file=sys.stderr, flush=True)
             told = holder.owner
@@ -311,8 +327,7 @@ def _acquire(
                 + (f", held by {holder.describe()}" if holder else "")
                 + "; nothing was written"
             )
-        with waiting_on("the apply lease" + (f", held by {holder.who}" if holder else "")):
-            time.sleep(RETRY_INTERVAL)
+        time.sleep(RETRY_INTERVAL)
 
 
 def waiting_message(holder: Holder) -> str:
@@ -331,22 +346,23 @@ def _utc(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
 
 
-def _bounded(deadline: Deadline, step: Callable[[float], Any]) -> Any:
-    """_bounded runs one lease step with what is left of the deadline; a step that timed out
-    because the deadline ran out says so (and what it waited on), nothing was written."""
-    remaining = deadline.remaining()
-    if remaining <= 0:
-        raise _nothing_written(deadline)
-    try:
-        return step(remaining)
-    except LeaseTimeout:
-        if deadline.remaining() <= 0.05:
-            raise _nothing_written(deadline) from None
-        raise
-
-
-def _nothing_written(deadline: Deadline) -> DeadlineExceeded:
-    return DeadlineExceeded(f"{deadline.exceeded()}; nothing was written")
+def _bounded(deadline: Deadline, what: str, step: Callable[[float], Any]) -> Any:
+    """_bounded runs one lease step, waiting on ``what``, with what is left of the deadline; a
+    step that timed out because the deadline ran out says so, and what it waited on: nothing
+    was written."""
+    since = time.monotonic()
+    with waiting_on(what):
+        remaining = deadline.remaining()
+        if remaining > 0:
+            try:
+                return step(remaining)
+            except LeaseTimeout:
+                if deadline.remaining() > 0.05:
+                    raise
+    raise DeadlineExceeded(
+        f"the {deadline.label} deadline ran out: it was waiting for {what} for "
+        f"{time.monotonic() - since:.1f} s; nothing was written"
+    )
 
 
 def held_lease(

@@ -222,8 +222,11 @@ class LeaseLog:
         _, ts = msg.timestamp()
         return Appended(int(msg.offset()), int(ts))
 
-    def read_until(self, offset: int, timeout: float) -> list[LeaseRecord]:
-        """read_until reads the partition through ``offset`` and returns every record so far."""
+    def read_until(
+        self, offset: int, timeout: float, stop: threading.Event | None = None
+    ) -> list[LeaseRecord]:
+        """read_until reads the partition through ``offset`` and returns every record so far
+        (``stop`` or ``timeout`` ends the wait)."""
         from confluent_kafka import TopicPartition
 
         consumer = self._consumer_client()
@@ -232,7 +235,7 @@ class LeaseLog:
         end = time.monotonic() + timeout
         while self._next <= offset:
             left = end - time.monotonic()
-            if left <= 0:
+            if left <= 0 or (stop is not None and stop.is_set()):
                 raise LeaseTimeout(
                     f"cannot read the lease topic {self.topic} to offset {offset} in time"
                 )
