@@ -22,7 +22,12 @@ from kquota.errors import KquotaError, UsageError
 def _config(where: TargetingArgs) -> dict[str, str]:
     from kquota.audit import producer_config
 
-    target = where.resolve(require_source=True)
+    target = where.resolve(require_source=False)
+    if target.cluster is None and target.bootstrap_server is None:
+        raise UsageError(
+            "which cluster's apply lease? give --cluster NAME (from kquota.yaml) or "
+            "--bootstrap-server HOST:PORT (with --command-config FILE for credentials)"
+        )
     return producer_config(target.client_properties())
 
 
