@@ -3,9 +3,14 @@ extend it, a lapsed claim stays lapsed) and what it tells the operator."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+from kquota.apply.applier import apply_plan
 from kquota.apply.lease import (
     RELEASE_CAP,
     RELEASE_MIN,
+    LeaseLost,
     LeaseRecord,
     holder_after,
     release_budget,
@@ -13,6 +18,12 @@ from kquota.apply.lease import (
 )
 from kquota.apply.lease_admin import LeaseState, status_lines
 from kquota.apply.lease_log import merged_bootstrap
+from kquota.apply.outcome import LEASE_LOST, stop_lines
+from kquota.kafka.admin import AlteredQuota
+from kquota.model import Entity, QuotaState
+from kquota.operations.apply import lease_checked
+from kquota.plan.planner import plan as make_plan
+from kquota.plan.policy import Policy
 
 INFO = {"host": "ci", "pid": 1, "user": "bot", "ttl_ms": 1000}
 
@@ -131,4 +142,50 @@ def test_status_lines_show_holder_since_and_until_with_the_date() -> None:
     assert status_lines(LeaseState("t", True, None, 3)) == ["apply lease on topic t: free"]
     assert status_lines(LeaseState("t", False, None, 0)) == [
         "apply lease on topic t: free (the topic does not exist yet)"
+    ]
+
+
+class fake_lost_lease:  # noqa: N801 - stands for a HeldLease whose renewer found it lost
+    def __init__(self, lost_at_check: int) -> None:
+        self.checks, self.lost_at_check = 0, lost_at_check
+
+    def check(self) -> None:
+        self.checks += 1
+        if self.checks >= self.lost_at_check:
+            raise LeaseLost(f"{LEASE_LOST}: its claim was released by another (kquota lease ...)")
+
+
+class fake_cluster:  # noqa: N801 - a cluster that takes every write and shows it at once
+    def __init__(self) -> None:
+        self.state: QuotaState = {}
+
+    def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> list[AlteredQuota]:
+        if not validate_only:
+            for a in alterations:
+                self.state[a.entity] = {op.key: op.value for op in a.ops}
+        return [AlteredQuota(a.entity, 0, "NONE", None) for a in alterations]
+
+    def describe_all(self) -> QuotaState:
+        return dict(self.state)
+
+    def describe_each_broker(self) -> list[QuotaState]:
+        return [dict(self.state)]
+
+
+def test_a_lost_lease_stops_the_commit_before_the_next_batch_and_says_so() -> None:
+    users = {Entity.of({"user": f"u{i}"}): {"producer_byte_rate": 1.0 + i} for i in range(5)}
+    cluster = fake_cluster()
+    lease = fake_lost_lease(lost_at_check=2)
+    report = apply_plan(
+        cluster,
+        make_plan(users, {}, Policy()),
+        batch_size=1,
+        progress=lease_checked(None, lease),  # type: ignore[arg-type]
+        connection_errors=(LeaseLost,),
+        poll_interval=0.01,
+    )
+    assert len(report.committed) == 2 and len(report.not_attempted) == 3
+    assert not report.uncertain and len(cluster.state) == 2
+    assert stop_lines(report) == [
+        f"stopped: {LEASE_LOST}: its claim was released by another (kquota lease ...)"
     ]
