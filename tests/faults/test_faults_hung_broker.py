@@ -294,6 +294,7 @@ def test_an_apply_whose_broker_hangs_while_it_waits_for_the_lease_ends_by_its_de
     # Off a terminal, a plain line named each long wait while it lasted.
     assert re.search(r"\nwaiting for .* \(\d+ s so far, deadline in \d+ s\)\n", err), err
     assert "kquota lease status" in err and "kquota lease release --force" in err
+    print(f"stderr of an apply whose broker hung while it waited for the lease:\n{err}")
 
 
 def test_sigint_while_taking_the_lease_from_a_hung_broker_stops_at_once(
@@ -315,3 +316,4 @@ def test_sigint_while_taking_the_lease_from_a_hung_broker_stops_at_once(
     assert "interrupted by SIGINT before committing; nothing was written" in err
     # It tried to withdraw its claim for a few seconds at most, not its 10-minute deadline.
     assert took < UNCONFIRMED_RELEASE + slack, (took, err)
+    print(f"stderr of an apply stopped by SIGINT while taking the lease ({took:.1f} s):\n{err}")
