@@ -41,6 +41,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "drift": 300.0,
     "export": 300.0,
     "fleet": 3600.0,
+    "lease": 60.0,
     "plan": 300.0,
     "resolve": 300.0,
     "snapshot": 300.0,
@@ -171,8 +172,11 @@ def on_expiry(stop: Callable[[], None], *, every: float | None = None) -> Iterat
     done = threading.Event()
 
     def watch() -> None:
-        if done.wait(max(limit.remaining(), 0.0)):
-            return
+        # In slices, re-reading the deadline: one that is moved earlier (a test that makes it
+        # fall inside the work it watches) still stops the work on time.
+        while not limit.expired:
+            if done.wait(min(max(limit.remaining(), 0.0), 0.5)):
+                return
         while True:
             # A failed stop (the work ended meanwhile) must not print a thread's traceback:
             # the block still ends with the deadline's error below.
@@ -223,6 +227,12 @@ def waiting_on(what: str) -> Iterator[None]:
         # Cut off (the deadline's cancellation or a signal): remembered for the message.
         _unanswered[:] = [(what, time.monotonic() - since)]
         raise
+    else:
+        # Answered, but only after the deadline ran out (a step no await can cut, such as a
+        # JVM starting): the next check's message names it, not an unrelated older wait.
+        limit = current()
+        if limit is not None and limit.expired:
+            _unanswered[:] = [(what, time.monotonic() - since)]
     finally:
         del _waits[token]
 
@@ -233,6 +243,12 @@ def longest_wait() -> tuple[str, float] | None:
         return None
     what, since = min(list(_waits.values()), key=lambda w: w[1])
     return what, time.monotonic() - since
+
+
+def open_waits() -> list[tuple[int, str, float]]:
+    """open_waits is every wait still open: its token (one per wait), what, and for how long."""
+    now = time.monotonic()
+    return [(token, what, now - since) for token, (what, since) in list(_waits.items())]
 
 
 def _last_unanswered() -> tuple[str, float] | None:

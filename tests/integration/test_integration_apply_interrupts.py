@@ -30,6 +30,7 @@ from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
 from kquota.plan.policy import Policy
+from polling import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -114,6 +115,15 @@ def _wait_for_first_commit(repo: Repo, run: Run, limit: float = 120) -> int:
     raise AssertionError(f"apply committed nothing within {limit} s (exit {run.proc.poll()})")
 
 
+def _wait_for_text(run: Run, needle: str, limit: float = 120) -> None:
+    """_wait_for_text polls the run's stderr until ``needle`` shows (bounded; a hang detector)."""
+    end = time.monotonic() + limit
+    while needle not in run.err.read_text():
+        assert run.proc.poll() is None, f"ended before {needle!r}: {run.err.read_text()}"
+        assert time.monotonic() < end, f"{needle!r} never showed: {run.err.read_text()}"
+        time.sleep(0.05)
+
+
 def _count(pattern: str, text: str) -> int:
     m = re.search(pattern, text)
     return int(m.group(1)) if m else 0
@@ -183,24 +193,25 @@ def test_an_apply_waits_for_the_lease_another_process_holds(repo: Repo) -> None:
     repo.write(20, 5)
     props = {"bootstrap.servers": repo.broker.bootstrap_servers}
     with deadline.bounded(120, "test"), apply_lease(producer_config(props), deadline.current()):  # type: ignore[arg-type]
-        code, out, err = repo.kquota("apply", "--auto-approve", "--timeout", "6s")
+        # A deadline long enough to reach the lease on a loaded machine, and still short.
+        code, out, err = repo.kquota("apply", "--auto-approve", "--timeout", "15s")
         assert code == 1, out + err
         assert "deadline ran out waiting for the apply lease, held by" in err
         assert "nothing was written" in err and repo.state() == {}
-        # SIGTERM while waiting: before any commit, so nothing written, and it says so.
+        # SIGTERM while waiting (seen waiting, not after a fixed sleep): before any commit,
+        # so nothing written, and it says so.
         run = repo.start("apply", "--auto-approve")
-        time.sleep(4)
-        assert run.proc.poll() is None
+        _wait_for_text(run, "waiting for the apply lease: held by")
         run.proc.send_signal(signal.SIGTERM)
-        code, out, err = run.finish(30)
+        code, out, err = run.finish(60)
         assert code == 143, out + err
         assert "error: interrupted by SIGTERM before committing; nothing was written" in err
         run = repo.start("apply", "--auto-approve")
-        time.sleep(4)
-        assert run.proc.poll() is None and repo.state() == {}  # still waiting, nothing written
+        _wait_for_text(run, "waiting for the apply lease: held by")
+        assert repo.state() == {}  # still waiting, nothing written
     code, out, err = run.finish(120)
     assert code == 0, out + err
-    assert "waiting for the apply lease: held by" in err
+    assert "see `kquota lease status`, or `kquota lease release --force " in err
     assert "committed 20 of 20 entities" in out and len(repo.state()) == 20
 
 
@@ -252,9 +263,14 @@ class fake_interleaved_writer:
 
     def _interleave(self) -> None:
         if self._committed and self._writes:
-            assert all(r.ok for r in self._other.alter(self._writes, validate_only=False))
-            self._writes = []
-            time.sleep(0.5)  # let the broker's metadata image show it
+            writes, self._writes = self._writes, []
+            assert all(r.ok for r in self._other.alter(writes, validate_only=False))
+            # Until the broker's metadata image shows it (a loaded machine lags seconds).
+            shown = {w.entity: {op.key: op.value for op in w.ops} for w in writes}
+            eventually(
+                self._admin.describe_all,
+                lambda state: all(state.get(e) == v for e, v in shown.items()),
+            )
 
     def describe_all(self) -> QuotaState:
         self._interleave()

@@ -7,12 +7,17 @@ may hold), waits for its offset, then reads the partition up to that offset. Rep
 log with :func:`holder_after` (a claim wins when nobody holds the lease at the claim's
 timestamp; a holder's lease ends at its release or its expiry) gives every contender the same
 answer. The loser releases its claim and tries again until its deadline; the winner releases
-when apply ends (also after SIGINT/SIGTERM).
+when apply ends (also after SIGINT/SIGTERM), retrying while its deadline allows.
 
-The lease lasts the holder's ``--timeout`` plus the settling grace: apply cannot run longer,
-so a live holder never loses it, and a holder that died (kill -9, a lost runner) blocks other
-applies at most that long. The topic uses time retention, never compaction: compaction drops
-records out of order, which would change the replayed winner for late readers.
+A claim is short (:data:`TERM`) and the holder renews it every :data:`RENEW_EVERY` while it
+lives (a renewal record extends the lease from its own broker timestamp), so a holder that
+died (kill -9, a lost runner, a frozen VM) blocks others for at most :data:`TERM` past its
+last renewal instead of its whole ``--timeout``. A holder whose renewal did not land in time,
+or whose claim was released by ``kquota lease release --force``, has lost the lease: apply
+stops before its next batch (:meth:`HeldLease.check`).
+
+The topic uses time retention, never compaction: compaction drops records out of order,
+which would change the replayed winner for late readers.
 
 Needs: Read, Write and Describe on the topic, and Create (once) if it does not exist.
 ``--no-lease`` skips it (a principal without those ACLs; nothing then stops a concurrent
@@ -26,16 +31,32 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
-from contextlib import contextmanager, nullcontext, suppress
-from dataclasses import dataclass
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from typing import Any
 
+from kquota.apply.lease_log import LeaseError, LeaseLog, LeaseRecord, LeaseTimeout
+from kquota.apply.outcome import LEASE_LOST
 from kquota.deadline import Deadline, DeadlineExceeded, current, waiting_on
 from kquota.errors import KquotaError
+
+__all__ = [
+    "LEASE_TOPIC",
+    "Holder",
+    "HeldLease",
+    "LeaseError",
+    "LeaseLost",
+    "LeaseRecord",
+    "apply_lease",
+    "held_lease",
+    "holder_after",
+    "release_budget",
+]
 
 LEASE_TOPIC = "_kquota_apply_lease"
 TOPIC_CONFIG = {
@@ -43,34 +64,28 @@ TOPIC_CONFIG = {
     "retention.ms": str(7 * 24 * 3600 * 1000),
     "message.timestamp.type": "LogAppendTime",
 }
+TERM = 30.0
+"""How long a claim or a renewal holds the lease, in seconds (broker clock). Long enough to
+ride out a renewal delayed by the lease partition's leader dying (the controller fences it
+after ``broker.session.timeout.ms``, 9 s by default, then the producer learns the new
+leader: 10-12 s measured on three nodes), short enough that a dead holder's claim is gone
+within half a minute."""
+RENEW_EVERY = 5.0
+"""Seconds between renewals: several renewals fit in one :data:`TERM`, so one or two lost to a
+leader election do not lose the lease."""
 RETRY_INTERVAL = 1.0
 RELEASE_MIN = 2.0
-RELEASE_CAP = 30.0
-"""The release waits while the deadline allows, up to this: when the lease partition's
-leader was SIGKILLed, the controller fences it only after ``broker.session.timeout.ms`` (9 s
-by default) and the producer then has to learn the new leader. Measured on three nodes: the
-release took 1.8 s on a quiet machine and did not finish in the 4 s it had in CI, and the lost
-release held the next apply for the whole ttl."""
-GRACE = 10.0
-"""Lease time past the holder's deadline: apply's settling grace plus the release."""
+RELEASE_CAP = TERM
+"""The release is retried while the deadline allows, up to this: past it the claim has
+expired on its own (nothing renews it once the holder is releasing)."""
+RELEASE_RETRY = 0.5
+UNCONFIRMED_RELEASE = 5.0
+"""The release budget of a contender stopped before it knew it held the lease."""
 
 
-class LeaseError(KquotaError):
-    """LeaseError: the apply lease could not be taken or read; nothing was written."""
-
-
-@dataclass(frozen=True)
-class LeaseRecord:
-    """LeaseRecord is one record of the lease topic: a claim (with ``info``) or a release."""
-
-    owner: str
-    timestamp_ms: int
-    ttl_ms: int = 0
-    info: Mapping[str, Any] | None = None
-
-    @property
-    def is_claim(self) -> bool:
-        return self.info is not None
+class LeaseLost(KquotaError):
+    """LeaseLost: the holder's lease ended while it held it (renewals lost, or released by
+    ``kquota lease release --force``); apply stops before its next batch."""
 
 
 @dataclass(frozen=True)
@@ -79,165 +94,39 @@ class Holder:
     since_ms: int
     until_ms: int
     info: Mapping[str, Any]
+    renewed_ms: int | None = None
+
+    @property
+    def who(self) -> str:
+        info = self.info
+        return f"{info.get('user', '?')}@{info.get('host', '?')} pid {info.get('pid')}"
 
     def describe(self) -> str:
-        who = (
-            f"{self.info.get('user', '?')}@{self.info.get('host', '?')} pid {self.info.get('pid')}"
-        )
         until = time.strftime("%H:%M:%S", time.gmtime(self.until_ms / 1000))
-        return f"{who} (lease until {until} UTC)"
+        return f"{self.who}, claim {self.owner} (lease until {until} UTC unless renewed)"
 
 
-def holder_after(records: Iterable[LeaseRecord]) -> Holder | None:
-    """holder_after replays the lease log in order and returns who holds it after it."""
+def holder_after(records: Iterable[LeaseRecord], now_ms: int | None = None) -> Holder | None:
+    """holder_after replays the lease log in order and returns who holds it after it (and,
+    with ``now_ms``, still at that time)."""
     holder: Holder | None = None
     for r in records:
         if holder is not None and r.timestamp_ms >= holder.until_ms:
             holder = None
-        if r.is_claim:
+        if r.renews:
+            # Only the holder's own renewal, in time, extends it: a late one is a lost lease.
+            if holder is not None and r.owner == holder.owner:
+                until = max(holder.until_ms, r.timestamp_ms + r.ttl_ms)
+                holder = replace(holder, until_ms=until, renewed_ms=r.timestamp_ms)
+        elif r.is_claim:
             if holder is None:
                 assert r.info is not None
                 holder = Holder(r.owner, r.timestamp_ms, r.timestamp_ms + r.ttl_ms, r.info)
         elif holder is not None and r.owner == holder.owner:
             holder = None
+    if holder is not None and now_ms is not None and now_ms >= holder.until_ms:
+        return None
     return holder
-
-
-_PRODUCER_ONLY = ("enable.idempotence", "acks", "message.timeout.ms")
-# kquota's own request retries (``retries=0`` in a fault test) are not the lease's: an
-# idempotent producer needs its retries, and each lease step is bounded by the deadline.
-_NOT_FOR_LEASE = ("retries", "retry.backoff.ms")
-
-
-def _client_config(config: Mapping[str, str]) -> dict[str, str]:
-    """The audit producer's translation of kquota's properties, minus producer-only keys."""
-    return {k: v for k, v in config.items() if k not in _PRODUCER_ONLY + _NOT_FOR_LEASE}
-
-
-class _LeaseLog:
-    """_LeaseLog appends to and reads the lease topic with librdkafka clients."""
-
-    def __init__(self, producer_config: Mapping[str, str], topic: str) -> None:
-        from confluent_kafka import KafkaException, Producer
-
-        from kquota.audit import _Scrubber, _ScrubbingLogger
-
-        self.topic = topic
-        # librdkafka logs every failed reconnect to stderr by default: to DEBUG, scrubbed.
-        logger: Any = _ScrubbingLogger(_Scrubber(producer_config))
-        self._base: dict[str, Any] = {**_client_config(producer_config), "logger": logger}
-        own = {k: v for k, v in producer_config.items() if k not in _NOT_FOR_LEASE}
-        try:
-            self._producer = Producer({**own, "linger.ms": "0", "logger": logger})
-        except KafkaException as e:
-            raise LeaseError(f"cannot set up the apply lease client: {e}") from None
-
-    def ensure_topic(self, timeout: float) -> None:
-        from confluent_kafka import KafkaError, KafkaException
-        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-        admin = AdminClient(dict(self._base))
-        metadata = admin.list_topics(timeout=timeout)
-        if self.topic in metadata.topics:
-            return
-        # Replicated like Kafka's own internal topics (up to three copies): with the broker's
-        # default of one, the lease dies with the node that holds it and no apply can run.
-        replicas = max(1, min(3, len(metadata.brokers)))
-        future = admin.create_topics(
-            [NewTopic(self.topic, 1, replicas, config=dict(TOPIC_CONFIG))],
-            request_timeout=timeout,
-        )[self.topic]
-        try:
-            future.result(timeout)
-        except KafkaException as e:
-            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                what = f"cannot create the lease topic {self.topic}"
-                raise LeaseError(_refusal(what, e.args[0])) from None
-
-    def append(self, owner: str, value: bytes | None, timeout: float) -> int:
-        """append writes one record and returns its offset once the broker confirmed it."""
-        from confluent_kafka import KafkaException
-
-        what = f"cannot write to the lease topic {self.topic}"
-        delivered_msg: Any = None
-        delivery_error: Any = None
-
-        def delivered(err: Any, msg: Any) -> None:
-            # No calls in here: a fatal producer error (e.g. its producer id refused) may be
-            # pending while callbacks run, and any C call would then fail with SystemError.
-            nonlocal delivered_msg, delivery_error
-            if err is not None:
-                delivery_error = err
-            else:
-                delivered_msg = msg
-
-        try:
-            self._producer.produce(self.topic, key=owner.encode(), value=value, partition=0,
-                                   on_delivery=delivered)  # fmt: skip
-            self._producer.flush(timeout)
-        except (KafkaException, SystemError) as e:
-            fatal = e if isinstance(e, KafkaException) else e.__cause__
-            if not isinstance(fatal, KafkaException):
-                raise
-            raise LeaseError(_refusal(what, fatal.args[0])) from None
-        if delivery_error is not None:
-            raise LeaseError(_refusal(what, delivery_error))
-        if delivered_msg is None:
-            raise LeaseError(f"{what}: no confirmation")
-        offset: int = delivered_msg.offset()
-        return offset
-
-    def read_until(self, offset: int, timeout: float) -> list[LeaseRecord]:
-        """read_until reads the partition from its start through ``offset``."""
-        from confluent_kafka import Consumer, TopicPartition
-
-        consumer = Consumer(
-            {
-                **self._base,
-                "group.id": "kquota-apply-lease",
-                "enable.auto.commit": "false",
-                "enable.partition.eof": "false",
-                "fetch.wait.max.ms": "10",
-                # Offset 0, reset to the earliest once retention removed it: an
-                # OFFSET_BEGINNING lookup first costs half a second (measured).
-                "auto.offset.reset": "earliest",
-            }
-        )
-        records: list[LeaseRecord] = []
-        end = time.monotonic() + timeout
-        try:
-            consumer.assign([TopicPartition(self.topic, 0, 0)])
-            while time.monotonic() < end:
-                msg = consumer.poll(min(0.5, max(0.0, end - time.monotonic())))
-                if msg is None:
-                    continue
-                if msg.error():
-                    what = f"cannot read the lease topic {self.topic}"
-                    raise LeaseError(_refusal(what, msg.error()))
-                records.append(_parse(msg))
-                if (msg.offset() or 0) >= offset:
-                    return records
-        finally:
-            consumer.close()
-        raise LeaseError(f"cannot read the lease topic {self.topic} to offset {offset} in time")
-
-    def close(self) -> None:
-        # Every append waited for its own confirmation; what is still queued was given up on.
-        self._producer.flush(0)
-
-
-def _parse(msg: Any) -> LeaseRecord:
-    owner = (msg.key() or b"").decode(errors="replace")
-    _, ts = msg.timestamp()
-    value = msg.value()
-    if value is None:
-        return LeaseRecord(owner, ts)
-    try:
-        data = json.loads(value)
-        return LeaseRecord(owner, ts, int(data["ttl_ms"]), data)
-    except (ValueError, KeyError, TypeError):
-        # A foreign record: treat it as a release, which can never take the lease.
-        return LeaseRecord(owner, ts)
 
 
 def _claim_value(ttl_ms: int) -> bytes:
@@ -249,48 +138,189 @@ def _claim_value(ttl_ms: int) -> bytes:
     return json.dumps(info).encode()
 
 
-@contextmanager
+def _renewal_value(ttl_ms: int) -> bytes:
+    return json.dumps({"ttl_ms": ttl_ms, "renews": True}).encode()
+
+
+def new_claim_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+class HeldLease:
+    """HeldLease renews a held lease from a thread while apply runs, and knows if it was lost.
+
+    The holder's own clock is only trusted conservatively: a renewal counts from when it was
+    *sent* (the broker stamps it later), so the holder believes itself lost no later than the
+    broker's log says it is.
+    """
+
+    def __init__(
+        self, log: LeaseLog, owner: str, sent: float, until_ms: int, term: float, every: float
+    ) -> None:
+        self._log, self.owner, self._term, self._every = log, owner, term, every
+        self._until_ms = until_ms
+        self._local_expiry = sent + term
+        self.lost: str | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lease-renewer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def check(self) -> None:
+        """check raises :class:`LeaseLost` once the lease is known lost."""
+        if self.lost is not None:
+            raise LeaseLost(self.lost)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def expires_in(self) -> float:
+        """expires_in is how long the lease holds without another renewal (local clock)."""
+        return self._local_expiry - time.monotonic()
+
+    def _run(self) -> None:
+        wait = self._every
+        while not self._stop.wait(wait):
+            left = self._local_expiry - time.monotonic()
+            if left <= 0:
+                self.lost = (
+                    f"{LEASE_LOST}: no renewal reached the broker within "
+                    f"{self._term:g} s (another apply may have taken it)"
+                )
+                return
+            sent = time.monotonic()
+            try:
+                done = self._log.append(
+                    self.owner, _renewal_value(int(self._term * 1000)), left, self._stop
+                )
+                if done.timestamp_ms >= self._until_ms:
+                    self.lost = f"{LEASE_LOST}: a renewal reached the broker too late"
+                    return
+                self._until_ms = done.timestamp_ms + int(self._term * 1000)
+                self._local_expiry = sent + self._term
+                holder = holder_after(self._log.read_until(done.offset, max(0.1, left), self._stop))
+            except LeaseError:
+                wait = RETRY_INTERVAL  # try again soon: the lease still holds a while
+                continue
+            wait = self._every
+            if holder is None or holder.owner != self.owner:
+                self.lost = (
+                    f"{LEASE_LOST}: its claim was released by another "
+                    "(kquota lease release --force)"
+                )
+                return
+
+
 def apply_lease(
     producer_config: Mapping[str, str],
     deadline: Deadline,
     *,
-    grace: float = GRACE,
     topic: str = LEASE_TOPIC,
-) -> Iterator[None]:
-    """apply_lease holds the cluster's apply lease for the block, waiting for it if needed."""
-    log = _LeaseLog(producer_config, topic)
-    owner = uuid.uuid4().hex
-    ttl_ms = int((max(0.0, deadline.remaining()) + grace) * 1000)
+    brokers: Sequence[str] = (),
+    term: float = TERM,
+    renew_every: float = RENEW_EVERY,
+) -> ContextManager[HeldLease]:
+    """apply_lease holds the cluster's apply lease for the block, waiting for it if needed,
+    and renews it while the block runs. ``brokers`` are the cluster's brokers already learned
+    (failover when the bootstrap address dies)."""
+    return _apply_lease(producer_config, deadline, topic, brokers, term, renew_every)
+
+
+@contextmanager
+def _apply_lease(
+    producer_config: Mapping[str, str],
+    deadline: Deadline,
+    topic: str,
+    brokers: Sequence[str],
+    term: float,
+    renew_every: float,
+) -> Iterator[HeldLease]:
+    log = LeaseLog(producer_config, topic, brokers)
+    owner = new_claim_id()
+    held: HeldLease | None = None
+    claimed = False
     try:
+        # One wait for the whole phase (what a terminal's indicator and a log line name),
+        # each step inside it its own (what the deadline's message names).
         with waiting_on(f"the apply lease on topic {topic}"):
-            log.ensure_topic(_step(deadline))
-            _acquire(log, owner, ttl_ms, deadline)
-        yield
+            _bounded(
+                deadline,
+                f"the metadata of the lease topic {topic}",
+                lambda t: log.ensure_topic(t, TOPIC_CONFIG),
+            )
+            claimed = True  # from here a claim may be on the log: release it whatever happens
+            held = _acquire(log, owner, int(term * 1000), deadline, term, renew_every)
+        held.start()
+        yield held
     finally:
-        # A hung or lost cluster: the claim then expires at its ttl instead.
-        with waiting_on(f"the release of the apply lease on topic {topic}"), suppress(LeaseError):
-            log.append(owner, None, release_budget(deadline.remaining()))
+        if held is not None:
+            held.stop()
+        if claimed:
+            _release(log, owner, deadline, held)
         log.close()
 
 
+def _release(log: LeaseLog, owner: str, deadline: Deadline, held: HeldLease | None) -> None:
+    """The release is retried until confirmed, while what is left of the deadline allows
+    (at least :data:`RELEASE_MIN`) and never past the claim's own expiry."""
+    budget = release_budget(deadline.remaining())
+    if held is not None:
+        budget = min(budget, max(RELEASE_MIN, held.expires_in))
+    else:
+        # Stopped while taking the lease (a signal, a hung broker): the claim may not even
+        # have landed, and it lapses within one term; do not hold the operator up for long.
+        budget = min(budget, UNCONFIRMED_RELEASE)
+    end = time.monotonic() + budget
+    with waiting_on(f"the release of the apply lease on topic {log.topic}"):
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return  # a hung or lost cluster: the claim expires at its term instead
+            try:
+                log.append(owner, None, left)
+                return
+            except LeaseError:
+                time.sleep(min(RELEASE_RETRY, max(0.0, end - time.monotonic())))
+
+
 def release_budget(deadline_left: float) -> float:
-    """release_budget is how long the release may wait: what is left of the deadline (the
-    lease outlives it, so the release always frees others sooner), at least
-    :data:`RELEASE_MIN` (a run that hit its deadline still tries), at most :data:`RELEASE_CAP`."""
+    """release_budget is how long the release may wait: what is left of the deadline, at
+    least :data:`RELEASE_MIN` (a run that hit its deadline still tries), at most
+    :data:`RELEASE_CAP` (by then the claim expired on its own)."""
     return min(RELEASE_CAP, max(RELEASE_MIN, deadline_left))
 
 
-def _acquire(log: _LeaseLog, owner: str, ttl_ms: int, deadline: Deadline) -> None:
-    told = False
+def _acquire(
+    log: LeaseLog, owner: str, ttl_ms: int, deadline: Deadline, term: float, every: float
+) -> HeldLease:
+    told: str | None = None
     while True:
-        offset = log.append(owner, _claim_value(ttl_ms), _step(deadline))
-        holder = holder_after(log.read_until(offset, _step(deadline)))
+        sent = time.monotonic()
+        claim = _bounded(
+            deadline,
+            f"the broker to confirm this apply's claim on topic {log.topic}",
+            lambda t: log.append(owner, _claim_value(ttl_ms), t),
+        )
+        offset = claim.offset
+        records = _bounded(
+            deadline,
+            f"reading back the lease topic {log.topic}",
+            lambda t: log.read_until(offset, t),  # noqa: B023
+        )
+        holder = holder_after(records)
         if holder is not None and holder.owner == owner:
-            return
-        log.append(owner, None, _step(deadline))
-        if holder is not None and not told:
-            print(f"waiting for the apply lease: held by {holder.describe()}", file=sys.stderr)
-            told = True
+            return HeldLease(log, owner, sent, holder.until_ms, term, every)
+        _bounded(
+            deadline,
+            f"the broker to confirm this apply's withdrawn claim on {log.topic}",
+            lambda t: log.append(owner, None, t),
+        )
+        if holder is not None and holder.owner != told:
+            print(waiting_message(holder), file=sys.stderr, flush=True)
+            told = holder.owner
         if deadline.remaining() <= RETRY_INTERVAL:
             raise DeadlineExceeded(
                 f"the {deadline.label} deadline ran out waiting for the apply lease"
@@ -300,33 +330,48 @@ def _acquire(log: _LeaseLog, owner: str, ttl_ms: int, deadline: Deadline) -> Non
         time.sleep(RETRY_INTERVAL)
 
 
-def _step(deadline: Deadline) -> float:
-    remaining = deadline.remaining()
-    if remaining <= 0:
-        raise deadline.exceeded()
-    return remaining
+def waiting_message(holder: Holder) -> str:
+    """waiting_message is what a waiting apply prints once per holder: who, until when, and
+    the two commands that inspect or free the lease."""
+    since = _utc(holder.since_ms)
+    until = _utc(holder.until_ms)
+    return (
+        f"waiting for the apply lease: held by {holder.who} since {since}, until {until} "
+        f"unless renewed (claim {holder.owner}); see `kquota lease status`, or "
+        f"`kquota lease release --force {holder.owner}` if that apply is gone"
+    )
 
 
-def held_lease(client_properties: Mapping[str, str], enabled: bool) -> ContextManager[None]:
+def _utc(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
+
+
+def _bounded(deadline: Deadline, what: str, step: Callable[[float], Any]) -> Any:
+    """_bounded runs one lease step, waiting on ``what``, with what is left of the deadline; a
+    step that timed out because the deadline ran out says so, and what it waited on: nothing
+    was written."""
+    since = time.monotonic()
+    with waiting_on(what):
+        remaining = deadline.remaining()
+        if remaining > 0:
+            try:
+                return step(remaining)
+            except LeaseTimeout:
+                if deadline.remaining() > 0.05:
+                    raise
+    raise DeadlineExceeded(
+        f"the {deadline.label} deadline ran out: it was waiting for {what} for "
+        f"{time.monotonic() - since:.1f} s; nothing was written"
+    )
+
+
+def held_lease(
+    client_properties: Mapping[str, str], enabled: bool, brokers: Sequence[str] = ()
+) -> ContextManager[HeldLease | None]:
     """held_lease is apply's lease on the cluster of ``client_properties``, or nothing."""
     limit = current()
     if not enabled or limit is None:
         return nullcontext()
     from kquota.audit import producer_config
 
-    return apply_lease(producer_config(client_properties), limit)
-
-
-def _refusal(what: str, err: Any) -> str:
-    """_refusal says what failed and, for an authorization failure, what the principal needs
-    and how to do without the lease (docs/apply-safety.md)."""
-    name = err.name() if hasattr(err, "name") else ""
-    text = err.str() if hasattr(err, "str") else str(err)
-    message = f"{what}: {name + ': ' if name else ''}{text}"
-    # A fatal producer error here is almost always a refused producer id: no rights.
-    if "AUTHORIZATION_FAILED" in name or name == "_FATAL":
-        message += (
-            f"; the apply lease needs Read, Write and Describe on topic {LEASE_TOPIC} (and "
-            "Create unless it exists, see docs/apply-safety.md), or run apply with --no-lease"
-        )
-    return message
+    return apply_lease(producer_config(client_properties), limit, brokers=brokers)

@@ -19,6 +19,8 @@ from kquota.errors import KquotaError
 from kquota.render.format import display_entity
 
 OVERWRITTEN_EXIT = 4
+LEASE_LOST = "the apply lease was lost"
+"""How :class:`kquota.apply.lease.LeaseLost` messages begin: a stop, not a broken connection."""
 _SHOW = 10
 
 
@@ -59,6 +61,8 @@ def stop_lines(report: ApplyReport) -> list[str]:
         return [f"{report.interrupted}: every change was committed, verification was cut short"]
     if report.stopped_by == "deadline":
         return [f"stopped: {report.interrupted}"]
+    if (report.interrupted or "").startswith(LEASE_LOST):
+        return [f"stopped: {report.interrupted}"]  # kquota.apply.lease.LeaseLost
     return [f"the connection broke: {report.interrupted}"]
 
 

@@ -34,6 +34,7 @@ _COMMANDS: dict[str, str] = {
     "resolve": "kquota.cli.resolve",
     "export": "kquota.cli.export",
     "import": "kquota.cli.import_quotas",
+    "lease": "kquota.cli.lease",
 }
 
 

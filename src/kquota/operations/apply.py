@@ -18,6 +18,7 @@ from kquota.plan.types import Plan
 from kquota.target import Target
 
 if TYPE_CHECKING:
+    from kquota.apply.lease import HeldLease
     from kquota.audit import AuditPublisher
 
 
@@ -27,6 +28,23 @@ def connection_errors() -> tuple[type[Exception], ...]:
     from kquota.kafka.errors import BrokerConnectionError, KafkaTimeoutError
 
     return (BrokerConnectionError, KafkaTimeoutError)
+
+
+def lease_checked(
+    progress: Callable[[int], None] | None, lease: HeldLease | None
+) -> Callable[[int], None] | None:
+    """lease_checked: after every committed batch, stop if the apply lease was lost (its
+    renewals did not land, or it was force-released), before writing the next one."""
+    if lease is None:
+        return progress
+    held = lease
+
+    def step(n: int) -> None:
+        if progress is not None:
+            progress(n)
+        held.check()
+
+    return step
 
 
 @dataclass(frozen=True)
@@ -164,7 +182,7 @@ def apply(
     import contextlib
 
     from kquota.apply.applier import apply_plan
-    from kquota.apply.lease import held_lease
+    from kquota.apply.lease import LeaseLost, held_lease
     from kquota.apply.planfile import recheck_guard
     from kquota.apply.staleness import check_not_stale
     from kquota.operations.plan import plan_against
@@ -179,7 +197,8 @@ def apply(
     )
     with target.admin() as admin, contextlib.ExitStack() as held:
         cluster_id = admin.cluster_id()  # the cluster answers kquota before the lease is sought
-        held.enter_context(held_lease(props, lease))
+        # Every broker learned so far: the lease's own clients fail over if the bootstrap dies.
+        lease_held = held.enter_context(held_lease(props, lease, admin.brokers))
         current = admin.describe_all()
         warnings: tuple[str, ...] = ()
         if isinstance(source, Plan):
@@ -216,9 +235,9 @@ def apply(
                 admin,
                 plan,
                 batch_size=batch_size,
-                progress=progress,
+                progress=lease_checked(progress, lease_held),
                 verify_timeout=verify_timeout,
-                connection_errors=connection_errors(),
+                connection_errors=(*connection_errors(), LeaseLost),
                 already_applied=already,
             )
         finally:

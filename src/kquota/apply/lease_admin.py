@@ -1,0 +1,136 @@
+"""Looking at the apply lease and freeing it by hand: ``kquota lease status`` and ``release``.
+
+Status reads the lease topic to its end and replays it as every apply does
+(:func:`kquota.apply.lease.holder_after`), then drops a holder whose lease ran out by now:
+a dead holder's claim simply lapses, nothing writes its end.
+
+Release is Terraform's ``force-unlock``: it appends a release record under the holder's claim
+id, which ends that claim for every reader. A holder that is still alive notices at its next
+renewal and stops before its next batch, so freeing a live apply's lease cannot make two
+applies interleave for more than one batch; the command still asks first.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kquota.apply.lease import LEASE_TOPIC, RENEW_EVERY, Holder, holder_after
+from kquota.apply.lease_log import LeaseLog
+from kquota.deadline import Deadline, waiting_on
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """LeaseState is what the lease topic says now: whether it exists, and who holds it."""
+
+    topic: str
+    exists: bool
+    holder: Holder | None
+    records: int
+
+
+def lease_state(
+    producer_config: Mapping[str, str],
+    deadline: Deadline,
+    *,
+    topic: str = LEASE_TOPIC,
+    brokers: Sequence[str] = (),
+) -> LeaseState:
+    """lease_state reads the whole lease topic and replays it (bounded by ``deadline``)."""
+    log = LeaseLog(producer_config, topic, brokers)
+    try:
+        return _read(log, deadline)
+    finally:
+        log.close()
+
+
+def _read(log: LeaseLog, deadline: Deadline) -> LeaseState:
+    with waiting_on(f"the metadata of the lease topic {log.topic}"):
+        exists, _ = log.topic_exists(_left(deadline))
+    if not exists:
+        return LeaseState(log.topic, False, None, 0)
+    with waiting_on(f"the end of the lease topic {log.topic}"):
+        end = log.end_offset(_left(deadline))
+    records = []
+    if end > 0:
+        with waiting_on(f"reading the lease topic {log.topic}"):
+            records = log.read_until(end - 1, _left(deadline))
+    now_ms = int(time.time() * 1000)
+    return LeaseState(log.topic, True, holder_after(records, now_ms), len(records))
+
+
+def release_claim(
+    producer_config: Mapping[str, str],
+    deadline: Deadline,
+    claim: str,
+    *,
+    topic: str = LEASE_TOPIC,
+) -> LeaseState:
+    """release_claim ends ``claim`` for every reader, and returns the state after it."""
+    log = LeaseLog(producer_config, topic)
+    try:
+        with waiting_on(f"the broker to confirm the release of claim {claim} on topic {topic}"):
+            log.append(claim, None, _left(deadline))
+        return _read(log, deadline)
+    finally:
+        log.close()
+
+
+def _left(deadline: Deadline) -> float:
+    left = deadline.remaining()
+    if left <= 0:
+        raise deadline.exceeded()
+    return left
+
+
+def is_own(holder: Holder) -> bool:
+    """is_own: the claim was made by this user on this host."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):
+        user = "?"
+    return holder.info.get("user") == user and holder.info.get("host") == socket.gethostname()
+
+
+def holder_alive(holder: Holder) -> bool:
+    """holder_alive: an own claim whose process still runs here (it releases on its own)."""
+    pid = holder.info.get("pid")
+    if not is_own(holder) or not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def utc(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
+
+
+def status_lines(state: LeaseState) -> list[str]:
+    """status_lines is ``kquota lease status``'s text."""
+    if not state.exists:
+        return [f"apply lease on topic {state.topic}: free (the topic does not exist yet)"]
+    holder = state.holder
+    if holder is None:
+        return [f"apply lease on topic {state.topic}: free"]
+    renewed = (
+        f"last renewed {utc(holder.renewed_ms)}" if holder.renewed_ms is not None else "claimed"
+    )
+    return [
+        f"apply lease on topic {state.topic}: held",
+        f"  claim:  {holder.owner}",
+        f"  holder: {holder.who}",
+        f"  since:  {utc(holder.since_ms)}",
+        f"  until:  {utc(holder.until_ms)} unless renewed ({renewed}; a live holder renews "
+        f"every {RENEW_EVERY:g} s)",
+        f"  free it if that apply is gone: kquota lease release --force {holder.owner}",
+    ]

@@ -1,0 +1,178 @@
+"""The apply lease against the real broker: ``kquota lease status|release``, renewals, and a
+dead holder's claim lapsing within one term.
+
+Holders are real: this process (``apply_lease`` with its renewer thread) or a child process
+that is SIGKILLed. Every wait polls under a bound derived from the lease's own term.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cli_runner import run_kquota
+from kquota import deadline
+from kquota.apply.lease import RENEW_EVERY, TERM, HeldLease, LeaseLost, apply_lease
+from kquota.apply.lease_admin import lease_state
+from kquota.audit import producer_config
+from kquota.devbroker.launcher import BrokerInfo
+
+pytestmark = pytest.mark.integration
+
+CLAIM = re.compile(r"claim:  ([0-9a-f]{16})")
+DATED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
+
+
+def _config(broker: BrokerInfo) -> dict[str, str]:
+    return producer_config({"bootstrap.servers": broker.bootstrap_servers})
+
+
+def _status(broker: BrokerInfo, capsys: pytest.CaptureFixture[str]) -> str:
+    code, out, err = run_kquota(
+        ["lease", "status", "--bootstrap-server", broker.bootstrap_servers], capsys
+    )
+    assert code == 0, out + err
+    return out
+
+
+def _wait_free(broker: BrokerInfo, bound: float) -> float:
+    """_wait_free polls until the lease is free and returns how long that took."""
+    start = time.monotonic()
+    with deadline.bounded(bound + 30, "test"):
+        while True:
+            limit = deadline.current()
+            assert limit is not None
+            if lease_state(_config(broker), limit).holder is None:
+                return time.monotonic() - start
+            assert time.monotonic() - start < bound, "the lease never came free"
+            time.sleep(0.5)
+
+
+@pytest.fixture()
+def lease_free(kafka_broker: BrokerInfo) -> Iterator[BrokerInfo]:
+    """The session broker, with nobody holding the lease (an earlier test's lapsed)."""
+    _wait_free(kafka_broker, TERM + 30)
+    yield kafka_broker
+
+
+def test_status_names_the_holder_and_release_force_frees_it(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    broker = lease_free
+    assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")
+    addr = ["--bootstrap-server", broker.bootstrap_servers]
+    with deadline.bounded(300, "test") as limit, apply_lease(_config(broker), limit) as held:
+        out = _status(broker, capsys)
+        assert "apply lease on topic _kquota_apply_lease: held" in out, out
+        claim = held.owner
+        assert CLAIM.search(out) and CLAIM.search(out).group(1) == claim  # type: ignore[union-attr]
+        assert f"pid {os.getpid()}" in out
+        assert re.search(rf"  since:  {DATED}\n  until:  {DATED} unless renewed", out), out
+        assert f"kquota lease release --force {claim}" in out
+
+        # Without --force: this user's claim, but its process (this one) still runs.
+        code, out, err = run_kquota(["lease", "release", "--auto-approve", *addr], capsys)
+        assert (
+            code == 1
+            and f"is held by pid {os.getpid()} on this host, which is still running" in err
+        )
+        # A claim id that does not hold it.
+        code, out, err = run_kquota(
+            ["lease", "release", "--force", "0123456789abcdef", "--auto-approve", *addr], capsys
+        )
+        assert code == 1, out + err
+        assert "that claim does not hold the apply lease; it is held by" in err and claim in err
+        # No terminal, no --auto-approve: refused before connecting.
+        code, out, err = run_kquota(["lease", "release", "--force", claim, *addr], capsys)
+        assert code == 1 and "there is no terminal to ask on" in err and "--auto-approve" in err
+
+        # Renewals keep a live holder's lease past its first term.
+        first_until = lease_state(_config(broker), limit).holder.until_ms  # type: ignore[union-attr]
+        _eventually_renewed(broker, first_until)
+
+        code, out, err = run_kquota(
+            ["lease", "release", "--force", claim, "--auto-approve", *addr], capsys
+        )
+        assert code == 0, out + err
+        assert "released the apply lease held by " in out and claim in out
+        assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")
+        # The live holder learns it at its next renewal and would stop before its next batch.
+        _eventually_lost(held)
+
+
+def _eventually_renewed(broker: BrokerInfo, first_until: int) -> None:
+    end = time.monotonic() + RENEW_EVERY * 6
+    while True:
+        limit = deadline.current()
+        assert limit is not None
+        holder = lease_state(_config(broker), limit).holder
+        assert holder is not None
+        if holder.renewed_ms is not None and holder.until_ms > first_until:
+            return
+        assert time.monotonic() < end, "the holder never renewed its claim"
+        time.sleep(0.5)
+
+
+def _eventually_lost(held: HeldLease) -> None:
+    end = time.monotonic() + RENEW_EVERY * 6
+    while True:
+        try:
+            held.check()
+        except LeaseLost as e:
+            assert "released by another (kquota lease release --force)" in str(e)
+            return
+        assert time.monotonic() < end, "the holder never noticed its claim was released"
+        time.sleep(0.2)
+
+
+HOLDER = """
+import sys, time
+from kquota import deadline
+from kquota.apply.lease import apply_lease
+from kquota.audit import producer_config
+with deadline.bounded(600, "holder") as limit:
+    with apply_lease(producer_config({"bootstrap.servers": sys.argv[1]}), limit) as held:
+        print(held.owner, flush=True)
+        time.sleep(600)
+"""
+
+
+def test_a_killed_holders_claim_lapses_within_one_term_and_a_waiter_says_how_to_free_it(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broker = lease_free
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, broker.bootstrap_servers],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        claim = proc.stdout.readline().strip()  # the child prints once it holds the lease
+        assert re.fullmatch(r"[0-9a-f]{16}", claim), claim
+        time.sleep(RENEW_EVERY * 1.5)  # it lived a while and renewed: the term counts from there
+        proc.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+    finally:
+        proc.kill()
+        proc.wait(30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    with deadline.bounded(TERM + 120, "test") as limit, apply_lease(_config(broker), limit):
+        took = time.monotonic() - killed
+    err = capsys.readouterr().err
+    # The dead holder's claim is gone one term after its last renewal at the latest (plus
+    # this process's retry interval and a loaded machine's slack), never its --timeout.
+    assert took < TERM + 15, took
+    assert "waiting for the apply lease: held by " in err and f"(claim {claim})" in err, err
+    assert "see `kquota lease status`" in err
+    assert f"`kquota lease release --force {claim}` if that apply is gone" in err
+    print(f"a SIGKILLed holder's claim lapsed {took:.1f} s after the kill (term {TERM:g} s)")
