@@ -138,18 +138,48 @@ def stop(broker_dir: Path) -> None:
     click.echo("stopped" if was_running else "not running")
 
 
-@command.command("status")
+# The JSON line's fields, for ``status --field`` (a dataclass's fields, without importing the
+# launcher for every ``kquota --help``).
+_STATUS_FIELDS = (
+    "bootstrap_servers", "sasl_bootstrap_servers", "controller_bootstrap_servers", "username",
+    "password", "sasl_mechanisms", "kafka_version", "cluster_id", "pid", "dir", "authorizer",
+    "users", "ssl_bootstrap_servers", "sasl_ssl_bootstrap_servers", "ssl_ca_location",
+    "ssl_certificate_location", "ssl_key_location", "nodes",
+)  # fmt: skip
+
+
+@command.command(
+    "status",
+    epilog="""\b
+Examples:
+  kquota dev-broker status
+  kquota plan --bootstrap-server "$(kquota dev-broker status --field bootstrap_servers)"
+""",
+)
 @_dir_option
-def status(broker_dir: Path) -> None:
+@click.option(
+    "--field",
+    type=click.Choice(_STATUS_FIELDS),
+    help="Print only this field of the JSON line, as plain text (for $(...) in a shell).",
+)
+def status(broker_dir: Path, field: str | None) -> None:
     """Print the running broker's JSON line; exit 3 if none runs.
 
     For a cluster, a node that is down shows ``"pid": null`` (exit 0 while any node runs).
     """
+    import json
+
     from kquota.devbroker.cluster import cluster_status, is_cluster_dir
     from kquota.devbroker.launcher import broker_status
 
     info = cluster_status(broker_dir) if is_cluster_dir(broker_dir) else broker_status(broker_dir)
     if info is None:
-        click.echo("not running")
+        click.echo("not running", err=field is not None)  # $(...) must not capture it
         raise SystemExit(3)
-    click.echo(info.to_json())
+    if field is None:
+        click.echo(info.to_json())
+        return
+    value = json.loads(info.to_json()).get(field)
+    if value is None:
+        raise click.UsageError(f"--field {field}: this broker has none (see `start --help`)")
+    click.echo(value if isinstance(value, str | int) else json.dumps(value, sort_keys=True))
