@@ -112,7 +112,5 @@ def test_readme_keeps_the_two_commands_first_then_a_quick_start() -> None:
     assert len(quick) <= 5
     assert quick[0].startswith("pipx install kquota")
     assert any("kquota dev-broker start" in line for line in quick)
-    assert any(
-        '"$(kquota dev-broker status --field bootstrap_servers)"' in line for line in quick
-    )
+    assert any('"$(kquota dev-broker status --field bootstrap_servers)"' in line for line in quick)
     assert "Kafka 2.6 or newer" in readme

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from kquota.cli import console
 from kquota.cli.options import (
     TargetingArgs,
     echo_warnings,
@@ -111,7 +112,7 @@ def command(
     if out is not None:
         write_output(out, text)
     else:
-        click.echo(text, nl=False)
+        console.echo(text, console.drift_colors if fmt == "text" else None)
     if publish_topic:
         for opts, report in checked:
             publish_drift(publish_topic, report, opts.resolve())

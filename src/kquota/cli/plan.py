@@ -7,7 +7,6 @@ protected-principals guard (it is shown, then refused, and no ``--out`` file is 
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import click
 
 from kquota.apply.planfile import write_plan_file
+from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.options import (
@@ -35,19 +35,13 @@ class GuardError(KquotaError):
     shown, but not saved or applied."""
 
 
-def colorize(text: str) -> str:
-    """colorize adds terminal colour to plan text by line glyph (the text itself is unchanged)."""
-    colors = {"+": "green", "~": "yellow", "-": "red"}
-    out = []
-    for line in text.splitlines(keepends=True):
-        glyph = line.lstrip()[:1]
-        is_op = line.lstrip()[1:2] == " "
-        out.append(click.style(line, fg=colors[glyph]) if glyph in colors and is_op else line)
-    return "".join(out)
+colorize = console.by_glyph
+"""colorize adds terminal colour to plan text by line glyph (the text itself is unchanged);
+apply colours the plan it shows the same way."""
 
 
 def _use_color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return console.use_color()
 
 
 @click.command("plan")
@@ -114,7 +108,7 @@ def command(
     )
     echo_warnings(result.warnings)
     plan = result.plan
-    click.echo(_render(plan, fmt, result.changes), nl=False, color=None)
+    click.echo(_render(plan, fmt, result.changes), nl=False, color=_use_color())
     if plan.refusal is not None:
         raise GuardError(f"{plan.refusal}; nothing saved")
     if out is not None:

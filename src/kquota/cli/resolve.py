@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
 from kquota.cli.options import TargetingArgs, echo_warnings, targeting_options
 from kquota.cli.timeout_option import timeout_option
@@ -67,4 +68,4 @@ def command(
     else:
         from kquota.render.text import render_resolution as render_text
 
-        click.echo(render_text(resolution), nl=False)
+        console.echo(render_text(resolution), console.resolution_colors)

@@ -29,9 +29,12 @@ def load_desired_state(paths: Sequence[Path]) -> LoadedDesired:
     Imported lazily: operations that read no YAML (export, resolve of a snapshot) skip the
     loader.
     """
+    from kquota import progress
     from kquota.desired import load_desired
 
-    result = load_desired(list(paths))
+    with progress.phase("load") as step:
+        result = load_desired(list(paths))
+        step.count = len(result.quotas)
     return LoadedDesired(result.quotas, result.digest, tuple(result.warnings))
 
 

@@ -26,10 +26,13 @@ def resolve_quotas(source: Target | LoadedDesired, principal: Principal) -> Reso
         return _resolve(source.quotas, principal)
     if source.offline:
         return _resolve(source.load_state(), principal)
+    from kquota import progress
     from kquota.principals.live import quota_callback
 
     with source.admin() as admin:
-        state = admin.describe_all()
+        with progress.phase("describe") as step:
+            state = admin.describe_all()
+            step.count = len(state)
         callback, reason = quota_callback(admin)
     if reason is not None:
         log.warning("cannot tell whether the brokers run a custom quota callback: %s", reason)
