@@ -116,10 +116,10 @@ def resolution_colors(text: str) -> str:
     """resolution_colors: a key with a quota in bold, an unlimited one dimmed."""
     out = []
     for line in text.splitlines(keepends=True):
-        head = line.split(" ", 1)[0]
+        head = line.split(maxsplit=1)[0] if line.strip() else ""
         if "=" in head and not line.startswith(" "):
-            dim = head.endswith("=unlimited")
-            out.append(click.style(line, dim=dim, bold=not dim))
+            unlimited = head.endswith("=unlimited")
+            out.append(click.style(line, dim=True) if unlimited else click.style(line, bold=True))
         else:
             out.append(line)
     return "".join(out)
