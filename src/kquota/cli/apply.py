@@ -28,6 +28,7 @@ from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.interrupts import signals_stop_apply, stop_signal
 from kquota.apply.outcome import Interrupted, exit_code, overwritten_lines, stop_lines
 from kquota.cli import console
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ProtectArgs, protect_options
 from kquota.cli.options import (
     TargetingArgs,
@@ -150,7 +151,7 @@ def _load_saved(
     return plan
 
 
-@click.command("apply")
+@click.command("apply", epilog=EXAMPLES["apply"])
 @click.argument("plan_or_paths", nargs=-1, type=click.Path(path_type=Path))
 @live_targeting_options
 @click.option("--prune/--no-prune", default=None, help="When planning here: as for plan.")

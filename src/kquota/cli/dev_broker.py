@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, SUPPORTED_KAFKA_VERSIONS
 
 _DEFAULT_DIR = os.environ.get("KQUOTA_DEV_BROKER_DIR", ".cache/dev-broker")
@@ -22,12 +23,12 @@ _dir_option = click.option(
 )
 
 
-@click.group("dev-broker")
+@click.group("dev-broker", epilog=EXAMPLES["dev-broker"])
 def command() -> None:
     """Run a local Apache Kafka broker for trying kquota out and for tests."""
 
 
-@command.command("start")
+@command.command("start", epilog=EXAMPLES["dev-broker start"])
 @_dir_option
 @click.option(
     "--kafka-version",
@@ -124,7 +125,7 @@ def start(
     click.echo(f"broker ready in {time.monotonic() - began:.1f}s ({broker_dir})", err=True)
 
 
-@command.command("stop")
+@command.command("stop", epilog=EXAMPLES["dev-broker stop"])
 @_dir_option
 def stop(broker_dir: Path) -> None:
     """Stop the broker (every node of a cluster); leaves no JVM behind."""
@@ -148,14 +149,7 @@ _STATUS_FIELDS = (
 )  # fmt: skip
 
 
-@command.command(
-    "status",
-    epilog="""\b
-Examples:
-  kquota dev-broker status
-  kquota plan --bootstrap-server "$(kquota dev-broker status --field bootstrap_servers)"
-""",
-)
+@command.command("status", epilog=EXAMPLES["dev-broker status"])
 @_dir_option
 @click.option(
     "--field",

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from kquota.cli import console
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import (
     TargetingArgs,
     echo_warnings,
@@ -43,7 +44,7 @@ def _check(prepared: tuple[Target, LoadedDesired], prune: bool | None) -> DriftR
     return result.report
 
 
-@click.command("drift")
+@click.command("drift", epilog=EXAMPLES["drift"])
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @targeting_options
 @click.option("--all", "all_clusters", is_flag=True, help="Every cluster of kquota.yaml.")

@@ -16,6 +16,7 @@ import click
 from kquota.apply.planfile import write_plan_file
 from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.options import (
     TargetingArgs,
@@ -44,7 +45,7 @@ def _use_color() -> bool:
     return console.use_color()
 
 
-@click.command("plan")
+@click.command("plan", epilog=EXAMPLES["plan"])
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @targeting_options
 @click.option(

@@ -12,6 +12,7 @@ import click
 
 from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, echo_warnings, targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
@@ -20,7 +21,7 @@ from kquota.operations.resolve import resolve_quotas
 from kquota.target import Target
 
 
-@click.command("resolve")
+@click.command("resolve", epilog=EXAMPLES["resolve"])
 @click.option(
     "--names",
     required=True,
