@@ -59,10 +59,13 @@ class DesiredValidation:
 
 
 def _validate(paths: Sequence[Path], cluster: str | None) -> DesiredValidation:
+    from kquota import progress
     from kquota.desired import DesiredStateError, load_desired
 
     try:
-        state = load_desired(list(paths))
+        with progress.phase("load") as step:
+            state = load_desired(list(paths))
+            step.count = len(state.quotas)
     except DesiredStateError as e:
         return DesiredValidation(
             cluster, tuple(paths), problems=tuple(e.problems), warnings=tuple(e.warnings)
