@@ -203,8 +203,9 @@ def test_apply_on_a_terminal_colours_its_plan_and_shows_its_phases(
     code, text, _ = _on_terminal(["-v", *argv, "--no-lease"], env=_env(), cwd=tmp_path)
     assert code == 0, text[-2000:]
     assert f"{GREEN}+ {{user={prefix}0}}" in text  # the plan apply shows, coloured as plan's
-    for line in ("load: 300 entities in ", "describe: ", "validate-only: 300 entities in ",
-                 "commit: 300 entities in ", "verify: 300 entities in "):  # fmt: skip
+    for line in ("load: 300 entities in ", "connect: 1 brokers in ", "describe: ",
+                 "validate-only: 300 entities in ", "commit: 300 entities in ",
+                 "verify: 300 entities in "):  # fmt: skip
         assert line in text, (line, text[-2000:])
     # In a pipe: the plan and the report, no colour, no status line, no phase lines.
     write(4096)

@@ -180,7 +180,9 @@ def apply(
         allow_protected_change=allow_protected_change,
     )
     with target.admin() as admin, contextlib.ExitStack() as held:
-        cluster_id = admin.cluster_id()  # the cluster answers kquota before the lease is sought
+        with phase("connect", unit="brokers") as step:
+            cluster_id = admin.cluster_id()  # the cluster answers before the lease is sought
+            step.count = len(admin.brokers)
         held.enter_context(held_lease(props, lease))
         with phase("describe") as step:
             current = admin.describe_all()
