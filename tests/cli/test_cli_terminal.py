@@ -237,3 +237,31 @@ def test_the_bar_moves_with_every_response(
         results = admin.alter(alterations, validate_only=True)
     assert all(r.ok for r in results)
     assert counted == [10, 10, 10, 10, 10]
+
+
+def test_verbose_shows_kquotas_log_lines_such_as_retries(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """-v routes kquota's own log lines (a retry, a broker skipped) to stderr; without it
+    they stay silent, and -vv adds debug lines."""
+    import logging
+
+    from kquota.cli import console
+
+    log = logging.getLogger("kquota.kafka.admin")
+    try:
+        console.configure(0, False, False)
+        log.info("AlterClientQuotas failed (timeout); retrying in 0.10s")
+        assert capsys.readouterr().err == ""
+        console.configure(1, False, False)
+        log.info("AlterClientQuotas failed (timeout); retrying in 0.10s")
+        log.debug("authenticated: alice")
+        assert capsys.readouterr().err == (
+            "kquota: AlterClientQuotas failed (timeout); retrying in 0.10s\n"
+        )
+        console.configure(2, False, False)
+        log.debug("authenticated: alice")
+        assert capsys.readouterr().err == "kquota: authenticated: alice\n"
+    finally:
+        console.configure(0, False, False)
+        logging.getLogger("kquota").setLevel(logging.NOTSET)

@@ -46,6 +46,7 @@ def configure(verbose: int, quiet: bool, no_color: bool) -> None:
     log = logging.getLogger("kquota")
     for old in [h for h in log.handlers if getattr(h, "kquota_verbose", False)]:
         log.removeHandler(old)  # one command at a time (tests run many in one process)
+    log.setLevel(logging.NOTSET)
     if verbose:
         handler = logging.StreamHandler(sys.stderr)
         handler.kquota_verbose = True  # type: ignore[attr-defined]
