@@ -129,11 +129,13 @@ def test_workflow_hygiene(path: Path) -> None:
         assert "timeout-minutes" in job, f"{path.name}: job {name} has no timeout"
         for perm, level in job.get("permissions", {}).items():
             assert level in ("read", "write", "none"), (name, perm, level)
-    # Actions pinned to a major version (a tag that only moves within that major), or this
-    # repository's own action from the checkout.
+    # Actions pinned to a major version (a tag that only moves within that major; PyPA's
+    # publish action names its major as the branch release/v1), or this repository's own
+    # action from the checkout.
     for step in _steps(workflow):
         if "uses" in step:
-            assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+|\./", step["uses"]), step["uses"]
+            pinned = r"[\w.-]+/[\w.-]+@v\d+|pypa/gh-action-pypi-publish@release/v\d+|\./"
+            assert re.fullmatch(pinned, step["uses"]), step["uses"]
     # Secrets only reach a step through env, never inline in a script or an action input.
     for where, value in _strings(workflow):
         if "secrets." in value:

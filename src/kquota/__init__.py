@@ -18,8 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kquota.lazy_exports import lazy_getattr
-
-__version__ = "0.1.0"
+from kquota.version import __version__
 
 if TYPE_CHECKING:
     from kquota.api.admin import AsyncQuotaAdmin, QuotaAdmin

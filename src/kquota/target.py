@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kquota import progress
 from kquota.config_file import find_config
 from kquota.errors import UsageError
 from kquota.model import QuotaState
@@ -292,10 +293,13 @@ class Target:
         if self.snapshot_path is not None:
             from kquota.snapshot import read_snapshot_and_meta
 
-            state, meta = read_snapshot_and_meta(self.snapshot_path)
+            with progress.phase("snapshot") as step:
+                state, meta = read_snapshot_and_meta(self.snapshot_path)
+                step.count = len(state)
             return state, Origin(self.label or meta["cluster"], meta["cluster_id"])
-        with self.admin() as admin:
+        with self.admin() as admin, progress.phase("describe") as step:
             state, cluster_id = admin.describe_all(), admin.cluster_id()
+            step.count = len(state)
         return state, Origin(self.label, cluster_id)
 
 

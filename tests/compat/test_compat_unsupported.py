@@ -21,7 +21,9 @@ from kquota.principals.live import _look
 
 
 def _broker(versions: dict[int, tuple[int, int]]) -> Any:
-    return SimpleNamespace(address="127.0.0.1:9092", shown="127.0.0.1:9092", broker_versions=versions)
+    return SimpleNamespace(
+        address="127.0.0.1:9092", shown="127.0.0.1:9092", broker_versions=versions
+    )
 
 
 @pytest.mark.parametrize(

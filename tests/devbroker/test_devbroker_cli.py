@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import KAFKA_VERSION
 from kquota.devbroker.launcher import BrokerInfo, _pid_alive, _port_free
 from kquota.devbroker.probe import api_versions_ok
@@ -110,3 +112,30 @@ def test_unknown_kafka_version_is_refused(tmp_path: Path) -> None:
     proc = _kquota("dev-broker", "start", "--dir", str(tmp_path / "b"), "--kafka-version", "2.0.0")
     assert proc.returncode == 1
     assert "4.3.1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.integration
+def test_status_field_prints_one_field_for_a_shell(
+    kafka_broker: BrokerInfo, tmp_path: Path
+) -> None:
+    """`status --field` is how the README's quick start takes the address without copying."""
+
+    def status(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "kquota", "dev-broker", "status", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    proc = status("--dir", kafka_broker.dir, "--field", "bootstrap_servers")
+    assert proc.returncode == 0 and proc.stdout == kafka_broker.bootstrap_servers + "\n"
+    proc = status("--dir", kafka_broker.dir, "--field", "sasl_mechanisms")
+    assert proc.returncode == 0 and json.loads(proc.stdout) == kafka_broker.sasl_mechanisms
+    proc = status("--dir", kafka_broker.dir, "--field", "ssl_ca_location")  # no --tls
+    assert proc.returncode == 1 and "this broker has none" in proc.stderr and proc.stdout == ""
+    proc = status("--dir", kafka_broker.dir, "--field", "nope")
+    assert proc.returncode == 1 and "Invalid value for '--field'" in proc.stderr
+    # Nothing running: nothing on stdout for $(...) to capture, exit 3.
+    proc = status("--dir", str(tmp_path / "none"), "--field", "bootstrap_servers")
+    assert proc.returncode == 3 and proc.stdout == "" and "not running" in proc.stderr

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from kquota import deadline
+from kquota import deadline, progress
 from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.apply.verify import overwritten, unconverged
 from kquota.deadline import DeadlineExceeded, bounded
@@ -147,7 +147,7 @@ def apply_plan(
     plan: Plan,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    progress: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
     verify_timeout: float = 15.0,
     poll_interval: float = 0.25,
     connection_errors: tuple[type[BaseException], ...] = (),
@@ -172,7 +172,8 @@ def apply_plan(
     if not alterations:
         return report
     # The plan's alterations go to the wire as they are (QuotaAdmin reads entity and ops).
-    report.validation_failures = _failures(admin.alter(alterations, validate_only=True))
+    with progress.phase("validate-only", total=len(alterations)):
+        report.validation_failures = _failures(admin.alter(alterations, validate_only=True))
     if report.validation_failures:
         return report
 
@@ -180,13 +181,14 @@ def apply_plan(
     batches = commit_batches(alterations, batch_size)
     done = 0  # alterations whose batch is recorded; the next batch is the one in flight
     try:
-        for start, end in batches:
-            batch = alterations[start:end]
-            results = admin.alter(batch, validate_only=False)
-            _record(report, batch, results)
-            if progress is not None:
-                progress(len(batch))
-            done = end
+        with progress.phase("commit", total=len(alterations)):
+            for start, end in batches:
+                batch = alterations[start:end]
+                results = admin.alter(batch, validate_only=False)
+                _record(report, batch, results)
+                if on_batch is not None:
+                    on_batch(len(batch))
+                done = end
     except stops as e:
         report.interrupted = str(e)
         report.stopped_by = "deadline" if isinstance(e, DeadlineExceeded) else "connection"
@@ -208,7 +210,10 @@ def apply_plan(
             _settle_uncertain(admin, report, alterations, connection_errors, poll_interval)
     if report.committed and report.stopped_by in (None, "connection"):
         try:
-            with bounded(verify_timeout, f"verification ({verify_timeout:g} s)"):
+            with (
+                bounded(verify_timeout, f"verification ({verify_timeout:g} s)"),
+                progress.phase("verify", total=len(report.committed)),
+            ):
                 _verify(admin, report, report.committed, poll_interval)
         except connection_errors as e:
             report.interrupted = report.interrupted or f"verification failed: {e}"
@@ -342,6 +347,7 @@ def _poll(
                 still.append(a)
             else:
                 report.overwritten.append((a.entity, how))
+        progress.advance(len(pending) - len(still))
         pending[:] = still
         limit = deadline.current()
         if not pending or (limit is not None and limit.remaining() <= delay):

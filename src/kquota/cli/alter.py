@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.option_group import option_group
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import AlterationFailed, UsageError
@@ -97,7 +98,7 @@ def alteration_options(f: F) -> F:
     return option_group("change", AlterationFlags, options)(f)
 
 
-@click.command("alter")
+@click.command("alter", epilog=EXAMPLES["alter"])
 @connect_options
 @entity_options
 @alteration_options

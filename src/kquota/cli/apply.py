@@ -19,7 +19,6 @@ events still cannot be confirmed after it, the apply exits 3, "committed but not
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,8 @@ import click
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.interrupts import signals_stop_apply, stop_signal
 from kquota.apply.outcome import Interrupted, exit_code, overwritten_lines, stop_lines
+from kquota.cli import console
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ProtectArgs, protect_options
 from kquota.cli.options import (
     TargetingArgs,
@@ -54,9 +55,6 @@ from kquota.target import Target, configured_servers
 EXIT_NOT_AUDITED = 3
 """Exit code of an apply that committed and verified every change but could not confirm their
 audit events (documented in the README with the other exit codes)."""
-
-PROGRESS_FROM = 5_000
-"""Plans with at least this many alterations get a progress bar (on a terminal)."""
 
 
 class CommittedNotAudited(KquotaError):
@@ -97,19 +95,6 @@ def _confirm(auto_approve: bool, plan: Plan) -> None:
     n = len(plan.alterations)
     if not click.confirm(f"Apply these changes to {n} entities?", default=False, err=True):
         raise click.Abort()
-
-
-def _progress(total: int) -> tuple[Callable[[int], None] | None, Callable[[], None]]:
-    """_progress is a progress bar on stderr for large plans on a terminal, else nothing:
-    a per-batch callback and the function that ends the bar."""
-    if total < PROGRESS_FROM or not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.progress import Progress
-
-    bar = Progress(transient=True)  # per committed batch
-    task = bar.add_task("committing", total=total)
-    bar.start()
-    return (lambda n: bar.update(task, advance=n)), bar.stop
 
 
 def _report_lines(report: ApplyReport, total: int) -> list[str]:
@@ -176,7 +161,7 @@ def _load_saved(
 VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
 
 
-@click.command("apply")
+@click.command("apply", epilog=EXAMPLES["apply"])
 @click.argument("plan_or_paths", nargs=-1, type=click.Path(path_type=Path))
 @live_targeting_options
 @click.option("--prune/--no-prune", default=None, help="When planning here: as for plan.")
@@ -262,7 +247,7 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
 
     def show(plan: Plan, warnings: tuple[str, ...]) -> None:
         echo_warnings(warnings)
-        click.echo(render_text(plan), nl=False)
+        console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
 
     def report_committed(plan: Plan, report: ApplyReport) -> None:
         for line in _report_lines(report, len(plan.alterations)):
@@ -287,7 +272,8 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
         verify_timeout=flags.verify_timeout,
         lease=flags.lease,
         publisher=publisher,
-        hooks=ApplyHooks(show, confirm, _progress, report_committed),
+        # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
+        hooks=ApplyHooks(show, confirm, committed=report_committed),
     )
     if result.report is None:
         click.echo("nothing to apply")

@@ -24,13 +24,18 @@ import click
 
 from kquota.cli.alter import AlterationFlags, alteration_options
 from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.main import run_command
 from kquota.errors import UsageError
 from kquota.render.describe import render_describe, render_resolve
 from kquota.target import Target
 
 
-@click.command("kafka-client-quotas", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(
+    "kafka-client-quotas",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EXAMPLES["kafka-client-quotas"],
+)
 @connect_options
 @click.option("--describe", "describe", is_flag=True, help="List entities and their quotas.")
 @click.option("--resolve", "resolve", is_flag=True, help="A client's effective quotas.")

@@ -27,13 +27,14 @@ from pathlib import Path
 import click
 
 from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.timeout_option import timeout_option
 from kquota.operations.describe import describe
 from kquota.render.describe import render_text
 from kquota.target import Target
 
 
-@click.command("describe")
+@click.command("describe", epilog=EXAMPLES["describe"])
 @connect_options
 @entity_options
 @click.option(

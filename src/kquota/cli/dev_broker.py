@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.timeout_option import MAX_TIMEOUT, MIN_TIMEOUT, Duration, duration_help
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, SUPPORTED_KAFKA_VERSIONS
 
@@ -25,12 +26,12 @@ _dir_option = click.option(
 )
 
 
-@click.group("dev-broker")
+@click.group("dev-broker", epilog=EXAMPLES["dev-broker"])
 def command() -> None:
     """Run a local Apache Kafka broker for trying kquota out and for tests."""
 
 
-@command.command("start")
+@command.command("start", epilog=EXAMPLES["dev-broker start"])
 @_dir_option
 @click.option(
     "--kafka-version",
@@ -150,7 +151,7 @@ def _cluster_mode(cluster_dir: Path, zookeeper: bool | None, fresh: bool) -> boo
     return not fresh and (cluster_dir / "zookeeper").is_dir()
 
 
-@command.command("stop")
+@command.command("stop", epilog=EXAMPLES["dev-broker stop"])
 @_dir_option
 def stop(broker_dir: Path) -> None:
     """Stop the broker (every node of a cluster); leaves no JVM behind."""
@@ -164,18 +165,41 @@ def stop(broker_dir: Path) -> None:
     click.echo("stopped" if was_running else "not running")
 
 
-@command.command("status")
+# The JSON line's fields, for ``status --field`` (a dataclass's fields, without importing the
+# launcher for every ``kquota --help``).
+_STATUS_FIELDS = (
+    "bootstrap_servers", "sasl_bootstrap_servers", "controller_bootstrap_servers", "username",
+    "password", "sasl_mechanisms", "kafka_version", "cluster_id", "pid", "dir", "authorizer",
+    "users", "ssl_bootstrap_servers", "sasl_ssl_bootstrap_servers", "ssl_ca_location",
+    "ssl_certificate_location", "ssl_key_location", "nodes",
+)  # fmt: skip
+
+
+@command.command("status", epilog=EXAMPLES["dev-broker status"])
 @_dir_option
-def status(broker_dir: Path) -> None:
+@click.option(
+    "--field",
+    type=click.Choice(_STATUS_FIELDS),
+    help="Print only this field of the JSON line, as plain text (for $(...) in a shell).",
+)
+def status(broker_dir: Path, field: str | None) -> None:
     """Print the running broker's JSON line; exit 3 if none runs.
 
     For a cluster, a node that is down shows ``"pid": null`` (exit 0 while any node runs).
     """
+    import json
+
     from kquota.devbroker.cluster import cluster_status, is_cluster_dir
     from kquota.devbroker.launcher import broker_status
 
     info = cluster_status(broker_dir) if is_cluster_dir(broker_dir) else broker_status(broker_dir)
     if info is None:
-        click.echo("not running")
+        click.echo("not running", err=field is not None)  # $(...) must not capture it
         raise SystemExit(3)
-    click.echo(info.to_json())
+    if field is None:
+        click.echo(info.to_json())
+        return
+    value = json.loads(info.to_json()).get(field)
+    if value is None:
+        raise click.UsageError(f"--field {field}: this broker has none (see `start --help`)")
+    click.echo(value if isinstance(value, str | int) else json.dumps(value, sort_keys=True))

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from kquota.cli import console
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import (
     TargetingArgs,
     echo_warnings,
@@ -42,7 +44,7 @@ def _check(prepared: tuple[Target, LoadedDesired], prune: bool | None) -> DriftR
     return result.report
 
 
-@click.command("drift")
+@click.command("drift", epilog=EXAMPLES["drift"])
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @targeting_options
 @click.option("--all", "all_clusters", is_flag=True, help="Every cluster of kquota.yaml.")
@@ -114,7 +116,7 @@ def command(
     if out is not None:
         write_output(out, text)
     else:
-        click.echo(text, nl=False)
+        console.echo(text, console.drift_colors if fmt == "text" else None)
     if publish_topic:
         for opts, report in checked:
             publish_drift(publish_topic, report, opts.resolve())

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, targeting_options
 from kquota.cli.output import refuse_existing, refuse_inputs, write_output
 from kquota.cli.timeout_option import timeout_option
@@ -23,7 +24,7 @@ from kquota.operations.export import export_desired
 from kquota.render.format import display_entity
 
 
-@click.command("export")
+@click.command("export", epilog=EXAMPLES["export"])
 @targeting_options
 @click.option(
     "--out",

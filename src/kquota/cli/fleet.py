@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.option_group import option_group
 from kquota.cli.timeout_option import timeout_option
@@ -150,7 +151,7 @@ def _fleet_options(f: F) -> F:
     return option_group("fleet", FleetFlags, (*options, timeout_option("fleet")))(f)
 
 
-@click.group("fleet")
+@click.group("fleet", epilog=EXAMPLES["fleet"])
 def command() -> None:
     """Plan, drift and resolve for a whole fleet of clusters in one job.
 
@@ -197,7 +198,7 @@ def _plans(fleet: FleetFlags, policy: Policy, processes: str) -> dict[str, Plan]
     return plans
 
 
-@command.command("plan")
+@command.command("plan", epilog=EXAMPLES["fleet plan"])
 @_fleet_options
 @_processes
 @_prune
@@ -250,7 +251,7 @@ def plan_cmd(
         sys.exit(1)
 
 
-@command.command("drift")
+@command.command("drift", epilog=EXAMPLES["fleet drift"])
 @_fleet_options
 @_processes
 @_prune
@@ -265,7 +266,7 @@ def drift_cmd(fleet: FleetFlags, processes: str, prune: bool) -> None:
     sys.exit(2 if t["drifted"] else 0)
 
 
-@command.command("resolve")
+@command.command("resolve", epilog=EXAMPLES["fleet resolve"])
 @_fleet_options
 @click.option(
     "--principals",

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import echo_warnings
 from kquota.cli.output import refuse_inputs, write_output
 from kquota.errors import KquotaError
 from kquota.operations.migrate import SOURCES, ImportRefused, import_desired
 
 
-@click.command("import")
+@click.command("import", epilog=EXAMPLES["import"])
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--from",

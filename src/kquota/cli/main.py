@@ -76,10 +76,46 @@ class _LazyGroup(click.Group):
         return cmd
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+_EPILOG = """\b
+Examples:
+  kquota validate                           check quotas/ (or kquota.yaml's folders) offline
+  kquota plan --cluster prod                what would change on a cluster of kquota.yaml
+  kquota apply --cluster prod               plan, ask, then apply
+  kquota drift --all --format prometheus --out drift.prom
+  kquota resolve --names user=alice,client-id=app --cluster prod --explain
+
+\b
+Colour: on a terminal only; NO_COLOR, FORCE_COLOR, TERM=dumb and --no-color as usual.
+Shell completion: eval "$(_KQUOTA_COMPLETE=bash_source kquota)" (zsh_source, fish_source).
+"""
+
+
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_EPILOG,
+)
 @click.version_option(__version__, "-V", "--version", prog_name="kquota")
-def cli() -> None:
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Phases with counts and timings, retries and the total time on stderr (-vv: more).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress or phase lines: output and errors.")
+@click.option("--no-color", is_flag=True, help="No colour, even on a terminal.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, quiet: bool, no_color: bool) -> None:
     """GitOps for Apache Kafka client quotas."""
+    from kquota.cli import console
+    from kquota.cli.waiting import waiting_indicator
+
+    console.configure(verbose, quiet, no_color)
+    ctx.with_resource(waiting_indicator(sys.stderr))
+    if verbose:
+        ctx.call_on_close(
+            lambda: click.echo(f"kquota: finished in {console.elapsed():.1f} s", err=True)
+        )
 
 
 def main(argv: list[str] | None = None) -> Any:

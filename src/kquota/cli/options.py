@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import click.shell_completion
 
 from kquota.cli.option_group import option_group
 from kquota.operations.desired import LoadedDesired, load_desired_state
@@ -90,7 +91,12 @@ def _with_targeting(f: F, *, offline: bool) -> F:
             type=click.Path(path_type=Path, dir_okay=False),
             help="Kafka client properties file (security.protocol, sasl.*, ssl.*).",
         ),
-        click.option("--cluster", "cluster_name", help="A cluster named in kquota.yaml."),
+        click.option(
+            "--cluster",
+            "cluster_name",
+            help="A cluster named in kquota.yaml.",
+            shell_complete=complete_cluster,
+        ),
         click.option(
             "--config",
             "config_path",
@@ -99,6 +105,30 @@ def _with_targeting(f: F, *, offline: bool) -> F:
         ),
     ]
     return option_group("where", TargetingArgs, options)(f)
+
+
+def complete_cluster(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """complete_cluster offers the cluster names of kquota.yaml (``--config`` if given on the
+    line, else ./kquota.yaml) that start with what is typed; nothing if there is none or it
+    does not load (completion never prints an error into the shell)."""
+    from kquota.config import load_config
+    from kquota.config_file import find_config
+
+    given = ctx.params.get("config_path")
+    path = Path(given) if given else find_config()
+    if path is None:
+        return []
+    try:
+        clusters = load_config(path).clusters
+    except Exception:  # a broken file: no completions, the command itself will say why
+        return []
+    return [
+        click.shell_completion.CompletionItem(name)
+        for name in sorted(clusters)
+        if name.startswith(incomplete)
+    ]
 
 
 def load_desired_quotas(paths: list[Path]) -> LoadedDesired:

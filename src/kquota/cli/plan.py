@@ -8,7 +8,6 @@ still saves it for review (apply recomputes the guards and refuses it without th
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +15,9 @@ from pathlib import Path
 import click
 
 from kquota.apply.planfile import write_plan_file
+from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.options import (
     TargetingArgs,
@@ -38,22 +39,16 @@ class GuardError(KquotaError):
     shown and saved for review, but not applied without the override."""
 
 
-def colorize(text: str) -> str:
-    """colorize adds terminal colour to plan text by line glyph (the text itself is unchanged)."""
-    colors = {"+": "green", "~": "yellow", "-": "red"}
-    out = []
-    for line in text.splitlines(keepends=True):
-        glyph = line.lstrip()[:1]
-        is_op = line.lstrip()[1:2] == " "
-        out.append(click.style(line, fg=colors[glyph]) if glyph in colors and is_op else line)
-    return "".join(out)
+colorize = console.by_glyph
+"""colorize adds terminal colour to plan text by line glyph (the text itself is unchanged);
+apply colours the plan it shows the same way."""
 
 
 def _use_color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return console.use_color()
 
 
-@click.command("plan")
+@click.command("plan", epilog=EXAMPLES["plan"])
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @targeting_options
 @click.option(
@@ -127,7 +122,9 @@ def command(
     )
     echo_warnings(result.warnings)
     plan = result.plan
-    click.echo(with_verdict(_render(plan, fmt, result.changes), plan, fmt), nl=False, color=None)
+    click.echo(
+        with_verdict(_render(plan, fmt, result.changes), plan, fmt), nl=False, color=_use_color()
+    )
     if out is not None:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)

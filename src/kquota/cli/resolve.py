@@ -10,16 +10,19 @@ from pathlib import Path
 
 import click
 
+from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, echo_warnings, targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.operations.desired import LoadedDesired, load_desired_state
 from kquota.operations.resolve import resolve_quotas
+from kquota.plan.resolver import Principal
 from kquota.target import Target
 
 
-@click.command("resolve")
+@click.command("resolve", epilog=EXAMPLES["resolve"])
 @click.option(
     "--names",
     required=True,
@@ -42,12 +45,19 @@ from kquota.target import Target
     show_default=True,
     help="Output format.",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also show the precedence ladder: every level for this principal, what each sets, "
+    "and which wins per key and why (docs/precedence.md).",
+)
 @timeout_option("resolve")
 def command(
     names: str,
     desired_paths: tuple[Path, ...],
     where: TargetingArgs,
     fmt: str,
+    explain: bool,
 ) -> None:
     """Print the effective quotas of a user/client-id (or ip), with their sources."""
     principal = parse_principal(names, "--names")
@@ -59,6 +69,9 @@ def command(
         echo_warnings(source.warnings)
     else:
         source = where.resolve()
+    if explain:
+        _explain(source, principal, fmt)
+        return
     resolution = resolve_quotas(source, principal)
     if fmt == "json":
         from kquota.render.json import render_resolution as render_json
@@ -67,4 +80,18 @@ def command(
     else:
         from kquota.render.text import render_resolution as render_text
 
-        click.echo(render_text(resolution), nl=False)
+        console.echo(render_text(resolution), console.resolution_colors)
+
+
+def _explain(source: Target | LoadedDesired, principal: Principal, fmt: str) -> None:
+    from kquota.operations.resolve import explain_quotas
+
+    found = explain_quotas(source, principal)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(found.to_data(), indent=2, sort_keys=True))
+    else:
+        from kquota.render.explain import render_explanation
+
+        console.echo(render_explanation(found), console.resolution_colors)

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.errors import UsageError
 
 
-@click.command("validate")
+@click.command("validate", epilog=EXAMPLES["validate"])
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--config",

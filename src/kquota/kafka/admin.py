@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeVar
 
+from kquota import progress
 from kquota.deadline import waiting_on, within_deadline
 from kquota.errors import UsageError
 from kquota.kafka.authz import denial
@@ -509,6 +510,7 @@ class AsyncQuotaAdmin:
                 results[a.entity] = AlteredQuota(
                     a.entity, code, row.name, None if code == 0 else (message or row.message)
                 )
+            progress.advance(len(todo) - len(retry))  # per response: the bar moves with each
             if not retry:
                 return results
             await asyncio.sleep(backoff_seconds(attempt, self._config.retry_backoff_ms))

@@ -72,11 +72,12 @@ def publish_audit(publisher: AuditPublisher, plan: Plan, report: ApplyReport) ->
     The changes are in the cluster whatever happens here, so a failure is an outcome of its
     own, not an exception: the caller decides what it means beside the apply's result.
     """
+    from kquota import progress
     from kquota.audit import AuditError, AuditEvent, actor, git_commit
 
     pid, commit, who = plan_id(plan), git_commit(), actor()
     try:
-        with publisher:
+        with progress.phase("audit", total=len(report.committed), unit="events"), publisher:
             publisher.publish(
                 AuditEvent.from_alteration(
                     a, plan_id=pid, cluster=plan.cluster, git_commit=commit, actor=who
@@ -186,6 +187,7 @@ def apply(
     from kquota.apply.planfile import recheck_guard
     from kquota.apply.staleness import check_not_stale
     from kquota.operations.plan import plan_against
+    from kquota.progress import phase
     from kquota.target import Origin
 
     props = target.client_properties()
@@ -196,10 +198,14 @@ def apply(
         allow_protected_change=allow_protected_change,
     )
     with target.admin() as admin, contextlib.ExitStack() as held:
-        cluster_id = admin.cluster_id()  # the cluster answers kquota before the lease is sought
+        with phase("connect", unit="brokers") as step:
+            cluster_id = admin.cluster_id()  # the cluster answers before the lease is sought
+            step.count = len(admin.brokers)
         # Every broker learned so far: the lease's own clients fail over if the bootstrap dies.
         lease_held = held.enter_context(held_lease(props, lease, admin.brokers))
-        current = admin.describe_all()
+        with phase("describe") as step:
+            current = admin.describe_all()
+            step.count = len(current)
         warnings: tuple[str, ...] = ()
         if isinstance(source, Plan):
             already = check_not_stale(source, current, cluster_id)
@@ -235,7 +241,7 @@ def apply(
                 admin,
                 plan,
                 batch_size=batch_size,
-                progress=lease_checked(progress, lease_held),
+                on_batch=lease_checked(progress, lease_held),
                 verify_timeout=verify_timeout,
                 connection_errors=(*connection_errors(), LeaseLost),
                 already_applied=already,

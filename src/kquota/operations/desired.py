@@ -30,9 +30,13 @@ def load_desired_state(paths: Sequence[Path]) -> LoadedDesired:
     loader.
     """
     from kquota import argcheck as check
+    from kquota import progress
     from kquota.desired import load_desired
 
-    result = load_desired(check.paths(paths, "load_desired_state: paths"))
+    checked = check.paths(paths, "load_desired_state: paths")
+    with progress.phase("load") as step:
+        result = load_desired(checked)
+        step.count = len(result.quotas)
     return LoadedDesired(result.quotas, result.digest, tuple(result.warnings))
 
 
@@ -57,10 +61,13 @@ class DesiredValidation:
 
 
 def _validate(paths: Sequence[Path], cluster: str | None) -> DesiredValidation:
+    from kquota import progress
     from kquota.desired import DesiredStateError, load_desired
 
     try:
-        state = load_desired(list(paths))
+        with progress.phase("load") as step:
+            state = load_desired(list(paths))
+            step.count = len(state.quotas)
     except DesiredStateError as e:
         return DesiredValidation(
             cluster, tuple(paths), problems=tuple(e.problems), warnings=tuple(e.warnings)

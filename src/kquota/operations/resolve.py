@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import TYPE_CHECKING
 
 from kquota.model import QuotaState
 from kquota.operations.desired import LoadedDesired
 from kquota.plan.resolver import Principal, Resolution, resolve
 from kquota.target import Target
+
+if TYPE_CHECKING:
+    from kquota.plan.explain import Explanation
 
 log = logging.getLogger(__name__)
 
@@ -27,18 +31,42 @@ def resolve_quotas(source: Target | LoadedDesired, principal: Principal) -> Reso
     allowed = "a kquota.Target or kquota.LoadedDesired"
     check.instance(source, (Target, LoadedDesired), "resolve_quotas: source", allowed)
     check.instance(principal, Principal, "resolve_quotas: principal", "a kquota.Principal")
+    state, callback = _state(source)
+    return dataclasses.replace(_resolve(state, principal), quota_callback=callback)
+
+
+def explain_quotas(source: Target | LoadedDesired, principal: Principal) -> Explanation:
+    """explain_quotas is :func:`resolve_quotas` with its ladder: every precedence level for
+    ``principal``, what each sets, and which wins per key and why (docs/precedence.md)."""
+    from kquota import argcheck as check
+    from kquota.plan.explain import explain
+
+    allowed = "a kquota.Target or kquota.LoadedDesired"
+    check.instance(source, (Target, LoadedDesired), "explain_quotas: source", allowed)
+    check.instance(principal, Principal, "explain_quotas: principal", "a kquota.Principal")
+    state, callback = _state(source)
+    found = explain(state, principal.user, principal.client_id, principal.ip)
+    resolution = dataclasses.replace(found.resolution, quota_callback=callback)
+    return dataclasses.replace(found, resolution=resolution)
+
+
+def _state(source: Target | LoadedDesired) -> tuple[QuotaState, str | None]:
+    """_state is the state to resolve against and, live, the brokers' custom callback."""
     if isinstance(source, LoadedDesired):
-        return _resolve(source.quotas, principal)
+        return source.quotas, None
     if source.offline:
-        return _resolve(source.load_state(), principal)
+        return source.load_state(), None
+    from kquota import progress
     from kquota.principals.live import quota_callback
 
     with source.admin() as admin:
-        state = admin.describe_all()
+        with progress.phase("describe") as step:
+            state = admin.describe_all()
+            step.count = len(state)
         callback, reason = quota_callback(admin)
     if reason is not None:
         log.warning("cannot tell whether the brokers run a custom quota callback: %s", reason)
-    return dataclasses.replace(_resolve(state, principal), quota_callback=callback)
+    return state, callback
 
 
 def _resolve(state: QuotaState, principal: Principal) -> Resolution:

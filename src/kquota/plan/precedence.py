@@ -1,7 +1,7 @@
 """Which user/client-id quota entity wins for a principal: the broker's choice, as a function
 of which candidate entities set the key.
 
-The broker's DefaultQuotaCallback (KAFKA-QUOTA-SEMANTICS.md §5.1) first picks the metric tags
+The broker's DefaultQuotaCallback (docs/precedence.md) first picks the metric tags
 (``quotaMetricTags``), then walks a chain chosen by which tags are non-empty (``findQuota``).
 For a user and a client-id that are both non-empty this is exactly the eight-level list of
 Kafka's docs; an empty name (an absent client-id is ``""``) changes the chain. Keeping the
@@ -58,6 +58,17 @@ def choose(present: Collection[int], user: str, client: str) -> Level | None:
     name cannot exist on a broker, so callers never report those levels present.
     """
     has = set(present).__contains__
+    return next((level for level in chain(present, user, client)[0] if has(level)), None)
+
+
+def chain(
+    present: Collection[int], user: str, client: str
+) -> tuple[tuple[Level, ...], tuple[str, str]]:
+    """chain is the broker's walk for one key: the levels ``findQuota`` looks at, in order,
+    and the metric tags ``quotaMetricTags`` picked from the levels that set the key (which
+    decide that walk). The first level of the walk that is ``present`` wins
+    (:func:`choose`); a present level outside the walk never applies (docs/precedence.md)."""
+    has = set(present).__contains__
     L = Level
     # quotaMetricTags: the tags this connection's quota is tracked under.
     if has(L.USER_CLIENT) or has(L.USER_DEFAULT_CLIENT):
@@ -71,17 +82,18 @@ def choose(present: Collection[int], user: str, client: str) -> Level | None:
     else:
         tag_user, tag_client = "", client
     # findQuota: the chain depends on which tags are non-empty.
+    walk: tuple[Level, ...]
     if tag_user and tag_client:
-        chain: tuple[Level, ...] = (
+        walk = (
             L.USER_CLIENT,
             L.USER_DEFAULT_CLIENT,
             L.DEFAULT_USER_CLIENT,
             L.DEFAULT_USER_DEFAULT_CLIENT,
         )
     elif tag_user:
-        chain = (L.USER, L.DEFAULT_USER)
+        walk = (L.USER, L.DEFAULT_USER)
     elif tag_client:
-        chain = (L.CLIENT, L.DEFAULT_CLIENT)
+        walk = (L.CLIENT, L.DEFAULT_CLIENT)
     else:
-        return None
-    return next((level for level in chain if has(level)), None)
+        walk = ()
+    return walk, (tag_user, tag_client)

@@ -1,6 +1,6 @@
 """Effective-quota resolution: KIP-546's resolve API, which Kafka never shipped.
 
-Follows the broker's DefaultQuotaCallback (KAFKA-QUOTA-SEMANTICS.md §5.1) literally rather
+Follows the broker's DefaultQuotaCallback (docs/precedence.md) literally rather
 than the eight-level list in the docs, because the two differ at the edges:
 
 1. resolution is per quota key: an entity takes part only for the keys it sets;
@@ -14,8 +14,8 @@ quota at all for that key (real principals always have a name, ``ANONYMOUS`` at 
 No match means unlimited (``Long.MAX_VALUE`` in the broker); unlimited keys are simply absent
 from a Resolution.
 
-ip quotas (§5.2): the ip's own entity, then the default ip; names are compared as IP
-addresses when both parse (the broker keys them by InetAddress).
+ip quotas (docs/precedence.md, "ip quotas"): the ip's own entity, then the default ip; names
+are compared as IP addresses when both parse (the broker keys them by InetAddress).
 """
 
 from __future__ import annotations

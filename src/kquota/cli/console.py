@@ -1,0 +1,130 @@
+"""The terminal habits every command shares: ``-v/--verbose``, ``-q/--quiet``, colour.
+
+Colour follows the usual rules, first match wins: ``--no-color``; ``NO_COLOR`` set and not
+empty (https://no-color.org); ``FORCE_COLOR`` set and not empty or ``0`` (colour even into a
+pipe); ``TERM=dumb``; otherwise colour only when the stream is a terminal.
+
+``-v`` shows, on standard error, one line per phase with its count and time (also off a
+terminal: CI logs), kquota's own log lines (connection retries, brokers skipped) and the total
+time; ``-vv`` adds debug lines (authentication, bootstrap attempts). ``-q`` shows no
+progress, phase lines or waiting indicator: only the output, warnings and errors. Standard
+output is never touched by either.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+import click
+
+
+@dataclass
+class Settings:
+    """Settings are the root group's flags, for the command that runs."""
+
+    verbose: int = 0
+    quiet: bool = False
+    no_color: bool = False
+    began: float = 0.0
+
+
+settings = Settings(began=time.monotonic())
+
+
+def configure(verbose: int, quiet: bool, no_color: bool) -> None:
+    """configure records the root flags and routes kquota's log lines to stderr with -v."""
+    if verbose and quiet:
+        raise click.UsageError("-v/--verbose and -q/--quiet exclude each other")
+    settings.verbose, settings.quiet, settings.no_color = verbose, quiet, no_color
+    settings.began = time.monotonic()
+    log = logging.getLogger("kquota")
+    for old in [h for h in log.handlers if getattr(h, "kquota_verbose", False)]:
+        log.removeHandler(old)  # one command at a time (tests run many in one process)
+    log.setLevel(logging.NOTSET)
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.kquota_verbose = True  # type: ignore[attr-defined]
+        handler.setFormatter(logging.Formatter("kquota: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+
+
+def use_color(stream: TextIO | None = None) -> bool:
+    """use_color: whether to colour what goes to ``stream`` (standard output by default)."""
+    if settings.no_color or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    stream = stream if stream is not None else sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def echo(text: str, colorize: Callable[[str], str] | None = None) -> None:
+    """echo writes a command's text output, coloured by ``colorize`` if colour is on (click
+    strips colour off a terminal unless told, so FORCE_COLOR passes ``color=True``)."""
+    if colorize is not None and use_color():
+        click.echo(colorize(text), nl=False, color=True)
+    else:
+        click.echo(text, nl=False, color=False)
+
+
+def by_glyph(text: str) -> str:
+    """by_glyph colours plan text by each line's glyph: ``+`` green, ``~`` yellow, ``-`` red
+    (an op line is a glyph and a space; anything else is left as it is)."""
+    colors = {"+": "green", "~": "yellow", "-": "red"}
+    out = []
+    for line in text.splitlines(keepends=True):
+        glyph = line.lstrip()[:1]
+        is_op = line.lstrip()[1:2] == " "
+        out.append(click.style(line, fg=colors[glyph]) if glyph in colors and is_op else line)
+    return "".join(out)
+
+
+_DRIFT_KINDS = {"added": "green", "changed": "yellow", "removed": "red", "undeclared": "red"}
+
+
+def drift_colors(text: str) -> str:
+    """drift_colors: a cluster's headline green in sync, yellow with drift; each finding by
+    its kind (``value_changed`` yellow, ``key_removed`` and ``entity_undeclared`` red)."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        if not line.startswith(" ") and body.endswith(": in sync"):
+            out.append(click.style(line, fg="green"))
+        elif not line.startswith(" ") and ": drift in " in body:
+            out.append(click.style(line, fg="yellow", bold=True))
+        elif line.startswith("    ") and not line.startswith("     "):
+            kind = body.strip().split(":", 1)[0]
+            fg = next((c for k, c in _DRIFT_KINDS.items() if kind.endswith(k)), None)
+            out.append(click.style(line, fg=fg) if fg else line)
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def resolution_colors(text: str) -> str:
+    """resolution_colors: a key with a quota in bold, an unlimited one dimmed."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        head = line.split(maxsplit=1)[0] if line.strip() else ""
+        if "=" in head and not line.startswith(" "):
+            unlimited = head.endswith("=unlimited")
+            out.append(click.style(line, dim=True) if unlimited else click.style(line, bold=True))
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def elapsed() -> float:
+    return time.monotonic() - settings.began

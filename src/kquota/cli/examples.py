@@ -1,0 +1,92 @@
+"""An example or two for every command's ``--help`` (click epilogs), in one place so that
+they are read side by side and kept true together (tests/cli/test_cli_help.py runs each
+example's options through the command's parser)."""
+
+from __future__ import annotations
+
+
+def _epilog(*lines: str) -> str:
+    # \b stops click from re-wrapping the lines.
+    return "\b\nExamples:\n" + "".join(f"  {line}\n" for line in lines)
+
+
+EXAMPLES: dict[str, str] = {
+    "validate": _epilog(
+        "kquota validate",
+        "kquota validate quotas/ overlays/prod/",
+    ),
+    "plan": _epilog(
+        "kquota plan --cluster prod",
+        "kquota plan --snapshot prod.json --out plan.json quotas/",
+        "kquota plan --cluster prod --format markdown --detailed-exitcode",
+    ),
+    "apply": _epilog(
+        "kquota apply --cluster prod",
+        "kquota apply plan.json --cluster prod --auto-approve --audit-topic kquota-audit",
+    ),
+    "drift": _epilog(
+        "kquota drift --cluster prod",
+        "kquota drift --all --format prometheus --out /var/lib/node_exporter/kquota.prom",
+    ),
+    "resolve": _epilog(
+        "kquota resolve --names user=alice,client-id=app --cluster prod --explain",
+        "kquota resolve --names user=alice --desired quotas/",
+    ),
+    "export": _epilog(
+        "kquota export --cluster prod --out quotas/exported.yaml",
+        "kquota export --snapshot prod.json",
+    ),
+    "import": _epilog(
+        "kquota import --from strimzi kafka-users/ --out quotas/users.yaml",
+        "kquota import --from terraform terraform.tfstate",
+    ),
+    "snapshot": _epilog(
+        "kquota snapshot --cluster prod --out prod.json",
+        "kquota snapshot --all --out snapshots/ --format parquet",
+    ),
+    "describe": _epilog(
+        "kquota describe --bootstrap-server localhost:9092 --names user=alice",
+        "kquota describe --bootstrap-server localhost:9092 --format json > prod.json",
+    ),
+    "alter": _epilog(
+        "kquota alter --bootstrap-server localhost:9092 --names user=alice "
+        "--add producer_byte_rate=1048576",
+        "kquota alter --bootstrap-server localhost:9092 --defaults user "
+        "--delete request_percentage --validate-only",
+    ),
+    "fleet": _epilog(
+        "kquota fleet plan --desired desired/ --snapshots snapshots/ --out out/",
+        "kquota fleet drift --desired desired/ --snapshots snapshots/ --out out/ --engine spark",
+    ),
+    "fleet plan": _epilog(
+        "kquota fleet plan --desired desired/ --snapshots snapshots/ --out out/",
+        "kquota fleet plan --desired desired/ --snapshots snapshots/ --out out/ --engine spark",
+    ),
+    "fleet drift": _epilog(
+        "kquota fleet drift --desired desired/ --snapshots snapshots/ --out out/",
+    ),
+    "fleet resolve": _epilog(
+        "kquota fleet resolve --desired desired/ --snapshots snapshots/ "
+        "--principals principals.csv --out out/",
+    ),
+    "dev-broker": _epilog(
+        "kquota dev-broker start",
+        'kquota plan --bootstrap-server "$(kquota dev-broker status --field bootstrap_servers)"',
+    ),
+    "dev-broker start": _epilog(
+        "kquota dev-broker start",
+        "kquota dev-broker start --nodes 3 --dir .cache/cluster",
+    ),
+    "dev-broker status": _epilog(
+        "kquota dev-broker status",
+        'kquota plan --bootstrap-server "$(kquota dev-broker status --field bootstrap_servers)"',
+    ),
+    "dev-broker stop": _epilog(
+        "kquota dev-broker stop",
+    ),
+    "kafka-client-quotas": _epilog(
+        "kafka-client-quotas --bootstrap-server localhost:9092 --describe --names=user=alice",
+        "kafka-client-quotas --bootstrap-server localhost:9092 --alter --names=user=alice "
+        "--add=producer_byte_rate=1048576",
+    ),
+}

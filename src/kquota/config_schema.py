@@ -1,0 +1,72 @@
+"""The JSON Schema of ``kquota.yaml``, generated from its pydantic models (:mod:`kquota.config`)
+with a description for every field, for editors (yaml-language-server) and CI.
+
+``python -m kquota.config_schema > docs/kquota-config.schema.json`` writes the committed copy;
+tests/test_config_schema.py holds the two equal and the reference page
+(docs/kquota-yaml.md) to the same fields.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kquota.config import ProjectConfig
+
+_ENTITY_MATCH = {
+    "type": "object",
+    "minProperties": 1,
+    "propertyNames": {"enum": ["user", "client-id", "ip"]},
+    "additionalProperties": {"type": "string"},
+}
+
+DESCRIPTIONS: dict[str, str] = {
+    "clusters": "The clusters this repository manages, by name (--cluster NAME).",
+    "kafka": "Kafka client properties as Kafka's tools name them (bootstrap.servers, "
+    "security.protocol, sasl.*, ssl.*); values are strings, ${VAR} is read from the "
+    "environment when kquota connects to this cluster ($${ is a literal ${). Secrets belong "
+    "in ${VAR}s, never in the file.",
+    "desired": "Desired-state files or folders, relative to this file.",
+    "audit_topic": "An existing topic apply publishes one audit event per committed entity to.",
+    "policy": "What this repository owns on the cluster, and how much a plan may remove.",
+    "scope": 'Ownership: "all", or matches such as {user: "team-*"} (* matches any run of '
+    "characters; <default> the default entity).",
+    "prune": "Remove in-scope entities no file declares (off: they are left alone).",
+    "max_removals": "The mass-removal guard: a plan removing more quota values stops.",
+    "max_removal_fraction": "The mass-removal guard: a plan removing more than this fraction "
+    "of the managed quota values stops.",
+    "protect": "Principals a plan may not throttle harder without --allow-protected-change, "
+    'as matches ({user: "svc-*"}, {user: alice, client-id: app}).',
+}
+
+
+def json_schema() -> dict[str, Any]:
+    """json_schema is kquota.yaml's schema."""
+    # Unlike desired state, kquota.yaml's loader takes null where a field is optional
+    # (audit_topic: with no value is none), so the schema keeps pydantic's null.
+    schema = ProjectConfig.model_json_schema(by_alias=True)
+    defs = schema["$defs"]
+    schema["properties"]["clusters"]["description"] = DESCRIPTIONS["clusters"]
+    schema["properties"]["clusters"]["minProperties"] = 1
+    cluster = defs["ClusterConfig"]["properties"]
+    cluster["kafka"]["required"] = ["bootstrap.servers"]
+    cluster["desired"]["default"] = ["quotas"]
+    cluster["desired"]["items"]["minLength"] = 1
+    policy = defs["PolicyConfig"]["properties"]
+    policy["scope"]["anyOf"][1]["items"] = dict(_ENTITY_MATCH)
+    policy["scope"]["anyOf"][1]["minItems"] = 1
+    policy["protect"]["items"] = dict(_ENTITY_MATCH)
+    for props in (cluster, policy):
+        for name, rule in props.items():
+            rule.pop("title", None)
+            rule["description"] = DESCRIPTIONS[name]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/kquota/kquota/blob/main/docs/kquota-config.schema.json",
+        **schema,
+        "title": "kquota.yaml",
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(json_schema(), indent=2))
