@@ -84,6 +84,23 @@ EXAMPLES: dict[str, str] = {
     "dev-broker stop": _epilog(
         "kquota dev-broker stop",
     ),
+    "show": _epilog(
+        "kquota show plan.json",
+        "kquota show plan.json --format markdown --cluster prod",
+        "kquota show out/fleet-plan.json",
+    ),
+    "lease": _epilog(
+        "kquota lease status --cluster prod",
+        "kquota lease release --force 3f2a9c1e0b7d4a55 --cluster prod",
+    ),
+    "lease status": _epilog(
+        "kquota lease status --cluster prod",
+        "kquota lease status --bootstrap-server localhost:9092",
+    ),
+    "lease release": _epilog(
+        "kquota lease release --cluster prod",
+        "kquota lease release --force 3f2a9c1e0b7d4a55 --cluster prod --auto-approve",
+    ),
     "kafka-client-quotas": _epilog(
         "kafka-client-quotas --bootstrap-server localhost:9092 --describe --names=user=alice",
         "kafka-client-quotas --bootstrap-server localhost:9092 --alter --names=user=alice "

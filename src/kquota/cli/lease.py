@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.deadline import current
@@ -31,17 +32,12 @@ def _config(where: TargetingArgs) -> dict[str, str]:
     return producer_config(target.client_properties())
 
 
-@click.group("lease")
+@click.group("lease", epilog=EXAMPLES["lease"])
 def command() -> None:
-    """The apply lease: who holds it, and freeing a dead holder's claim.
-
-    \b
-    kquota lease status --cluster prod
-    kquota lease release --force 3f2a9c1e0b7d4a55 --cluster prod
-    """
+    """The apply lease: who holds it, and freeing a dead holder's claim."""
 
 
-@command.command("status")
+@command.command("status", epilog=EXAMPLES["lease status"])
 @live_targeting_options
 @timeout_option("lease")
 def status(where: TargetingArgs) -> None:
@@ -54,7 +50,7 @@ def status(where: TargetingArgs) -> None:
         click.echo(line)
 
 
-@command.command("release")
+@command.command("release", epilog=EXAMPLES["lease release"])
 @live_targeting_options
 @click.option(
     "--force",

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.operations.show import ShownPlan, load_policy_for, show_plan
 from kquota.render.verdict import with_verdict
 
 
-@click.command("show")
+@click.command("show", epilog=EXAMPLES["show"])
 @click.argument("plan_file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--format",
