@@ -161,8 +161,17 @@ def _written(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
-@pytest.mark.parametrize("case_name", list(CASES))
+# describe takes no --cluster (it reads no kquota.yaml): a kquota.yaml-only case has no path
+# into it, so the pair is not generated rather than skipped.
+PAIRS = [
+    (case_name, command)
+    for command in COMMANDS
+    for case_name, case in CASES.items()
+    if not (command in NEEDS_BOOTSTRAP_FLAG and case.kafka and case.properties is None)
+]
+
+
+@pytest.mark.parametrize(("case_name", "command"), PAIRS)
 def test_a_canary_secret_never_reaches_any_output(
     case_name: str,
     command: str,
@@ -172,8 +181,6 @@ def test_a_canary_secret_never_reaches_any_output(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     case = CASES[case_name]
-    if command in NEEDS_BOOTSTRAP_FLAG and case.kafka and case.properties is None:
-        pytest.skip("describe reads no kquota.yaml")
     _setup(case, tmp_path, fake_listener, monkeypatch)
     code, out, err = run_kquota(_argv(command, case, fake_listener), capsys)
     assert code != 0, (out, err)
