@@ -18,6 +18,14 @@ Example::
           max_removals: 10                   # the default
           max_removal_fraction: 0.3          # the default
           protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
+          capacity: {max_oversubscription: 3.0}   # optional: stop plans past this ratio
+          mode: manage                       # the default; observe: apply refuses
+        capacity:                            # optional, per broker (docs/capacity.md)
+          ingress: 100MiB/s
+          egress: 200MiB/s
+          disk_write: 150MiB/s               # optional
+        platform: strimzi                    # optional: who else writes quotas here
+        kafka_users: [svc-orders]            # optional: users Strimzi's User Operator owns
 
 Decisions:
 
@@ -72,6 +80,36 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class CapacityPolicyConfig(_Strict):
+    """CapacityPolicyConfig is ``policy.capacity``: when oversubscription stops a plan."""
+
+    max_oversubscription: float = Field(gt=0.0, le=1e9)
+
+
+def _byte_rate(v: Any) -> Any:
+    # 100MiB/s, 100MiB or a whole number of bytes per second: the desired state's units.
+    if isinstance(v, str):
+        from kquota.units import UnitError, parse_byte_size
+
+        try:
+            return float(parse_byte_size(v.strip()))
+        except UnitError as e:
+            raise ValueError(
+                f"{e}; allowed: bytes per second, e.g. 125000000 or 100MiB/s"
+            ) from None
+    return v
+
+
+class CapacityConfig(_Strict):
+    """CapacityConfig is one broker's capacity in bytes per second (docs/capacity.md)."""
+
+    ingress: float | None = Field(default=None, gt=0.0)
+    egress: float | None = Field(default=None, gt=0.0)
+    disk_write: float | None = Field(default=None, gt=0.0)
+
+    _rates = field_validator("ingress", "egress", "disk_write", mode="before")(_byte_rate)
+
+
 class PolicyConfig(_Strict):
     """PolicyConfig is a cluster's ownership and safety policy as written in the file."""
 
@@ -80,6 +118,8 @@ class PolicyConfig(_Strict):
     max_removals: int = Field(default=DEFAULT_MAX_REMOVALS, ge=0)
     max_removal_fraction: float = Field(default=DEFAULT_MAX_REMOVAL_FRACTION, ge=0.0, le=1.0)
     protect: list[dict[str, str]] = Field(default_factory=list)
+    capacity: CapacityPolicyConfig | None = None
+    mode: Literal["manage", "observe"] = "manage"
 
     @field_validator("protect")
     @classmethod
@@ -116,6 +156,10 @@ class PolicyConfig(_Strict):
             max_removal_fraction=self.max_removal_fraction,
             allow_mass_removal=allow_mass_removal,
             protect=tuple(ProtectMatch.of(m) for m in self.protect),
+            max_oversubscription=(
+                None if self.capacity is None else self.capacity.max_oversubscription
+            ),
+            observe=self.mode == "observe",
         )
 
 
@@ -126,6 +170,10 @@ class ClusterConfig(_Strict):
     desired: list[str] = Field(default_factory=lambda: ["quotas"])
     audit_topic: str | None = None
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    capacity: CapacityConfig | None = None
+    platform: Literal["kafka", "strimzi"] | None = None
+    kafka_users: list[str] = Field(default_factory=list)
+    """users whose quotas Strimzi's User Operator owns (``KafkaUser`` resources)"""
 
     _base_dir: Path = PrivateAttr(default=Path("."))
     _source: str = PrivateAttr(default="<config>")

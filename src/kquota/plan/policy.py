@@ -160,6 +160,11 @@ class Policy:
     allow_mass_removal: bool = False
     protect: tuple[ProtectMatch, ...] = ()
     allow_protected_change: bool = False
+    max_oversubscription: float | None = None
+    """``policy.capacity.max_oversubscription``: the capacity guard's limit (None: report only)"""
+    allow_oversubscription: bool = False
+    observe: bool = False
+    """``policy.mode: observe``: plan, drift and export as usual; apply refuses"""
 
     def __post_init__(self) -> None:
         # The public API's door (kquota.Policy): wrong types fail here, by name.
@@ -173,6 +178,10 @@ class Policy:
         check.flag(self.allow_mass_removal, "Policy: allow_mass_removal")
         check.items(self.protect, ProtectMatch, "Policy: protect", "ProtectMatch")
         check.flag(self.allow_protected_change, "Policy: allow_protected_change")
+        if self.max_oversubscription is not None:
+            check.number(self.max_oversubscription, "Policy: max_oversubscription", 0.0, 1e9)
+        check.flag(self.allow_oversubscription, "Policy: allow_oversubscription")
+        check.flag(self.observe, "Policy: observe")
 
     @classmethod
     def build(

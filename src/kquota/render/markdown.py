@@ -124,6 +124,10 @@ def render_plan(
         body += _changes(plan, pairs, b)
     if plan.impact is not None:
         body += _impact(plan.impact, b)
+    if plan.capacity is not None:
+        from kquota.render.capacity import markdown_lines
+
+        body += markdown_lines(plan.capacity, b)
     if principal_changes:
         body += _principals(principal_changes, b)
     note = _omitted_note(b.omitted, full_plan_at)

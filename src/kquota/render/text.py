@@ -69,6 +69,10 @@ def render_plan(
     lines.extend(_left_alone(plan))
     if plan.impact is not None:
         lines.extend(_impact(plan.impact))
+    if plan.capacity is not None:
+        from kquota.render.capacity import text_lines
+
+        lines.extend(text_lines(plan.capacity))
     if principal_changes:
         lines.append("")
         lines.append("Effective quotas of the named principals:")
