@@ -321,6 +321,7 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     )
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
+    _capacity_verdict(top.get("capacity"), check)
     plan = _guarded(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
         check.add(
@@ -330,6 +331,21 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
             "--allow-mass-removal after review (the plan file cannot allow it)",
         )
     return plan
+
+
+def _capacity_verdict(value: object, check: _Checker) -> None:
+    """A saved plan the capacity guard stopped (issue 23) stays stopped: apply does not read
+    the brokers' capacity again, so the plan's own verdict is kept; only a plan made again
+    with ``--allow-oversubscription`` passes. The rest of the report is for readers."""
+    if not isinstance(value, Mapping):
+        return
+    stops = value.get("oversubscription_stops")
+    if stops and not value.get("oversubscription_allowed"):
+        check.add(
+            "capacity.oversubscription_stops",
+            "the capacity guard stopped this plan",
+            "a plan made again with kquota plan --allow-oversubscription after review",
+        )
 
 
 def _impact(value: object, check: _Checker) -> PlanImpact:
