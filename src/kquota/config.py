@@ -25,6 +25,7 @@ Example::
           egress: 200MiB/s
           disk_write: 150MiB/s               # optional
         platform: strimzi                    # optional: who else writes quotas here
+        strimzi_quotas_type: kafka           # the Kafka resource's spec.kafka.quotas.type
         kafka_users: [svc-orders]            # optional: users Strimzi's User Operator owns
 
 Decisions:
@@ -172,6 +173,9 @@ class ClusterConfig(_Strict):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     capacity: CapacityConfig | None = None
     platform: Literal["kafka", "strimzi"] | None = None
+    strimzi_quotas_type: Literal["kafka", "strimzi"] | None = None
+    """the ``Kafka`` resource's ``spec.kafka.quotas.type`` (``kafka``: the Cluster Operator
+    writes ``{user=<default>}`` from it rather than removing it)"""
     kafka_users: list[str] = Field(default_factory=list)
     """users whose quotas Strimzi's User Operator owns (``KafkaUser`` resources)"""
 

@@ -78,10 +78,11 @@ _TOP = (
     "summary",
     *IMPACT_FIELDS,
     "lookalikes",  # derived from the alterations for a reader (render/json.py); ignored
-    "capacity",  # the capacity report (issue 23), for a reader; ignored
+    "capacity",  # the capacity report (issue 23), for a reader; its guard's stop is kept
+    "controller_notes",  # what other controllers will do (issue 23), for a reader; ignored
 )
 _META = ("created_at", "desired_digest", "kquota_version")
-_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes", "capacity"})
+_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes"})
 _ALTERATION = ("entity", "change", "ops")
 _OP = ("key", "value", "remove", "before")
 _COUNTS = ("create", "update", "delete", "unchanged", "set_ops", "remove_ops")

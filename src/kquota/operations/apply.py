@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.planfile import plan_id
+from kquota.errors import KquotaError
 from kquota.operations.desired import LoadedDesired
-from kquota.plan.policy import ProtectMatch
+from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.types import Plan
+from kquota.render.format import safe_text
 from kquota.target import Target
 
 if TYPE_CHECKING:
@@ -130,6 +132,22 @@ def refuse_guarded(
         )
 
 
+class ObserveModeError(KquotaError):
+    """ObserveModeError: the cluster's policy says ``mode: observe``: kquota plans, checks
+    drift and exports there, but never writes."""
+
+
+def refuse_observed(target: Target, policy: Policy) -> None:
+    """refuse_observed stops apply on a cluster in observe mode (``policy.mode: observe``),
+    before any connection: another tool still writes its quotas."""
+    if policy.observe:
+        where = f"cluster {safe_text(target.label)}" if target.label else "this cluster"
+        raise ObserveModeError(
+            f"{where} is in observe mode (policy.mode: observe in kquota.yaml): plan, drift and"
+            " export work as usual, apply does not write; set policy.mode: manage to apply"
+        )
+
+
 def apply(
     target: Target,
     source: Plan | LoadedDesired,
@@ -177,6 +195,7 @@ def apply(
         protect=protect,
         allow_protected_change=allow_protected_change,
     )
+    refuse_observed(target, policy)
     with target.admin() as admin, contextlib.ExitStack() as held:
         cluster_id = admin.cluster_id()  # the cluster answers kquota before the lease is sought
         held.enter_context(held_lease(props, lease))

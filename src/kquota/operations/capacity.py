@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kquota.model import QuotaState
 from kquota.plan.capacity import BrokerFacts, DeclaredCapacity, capacity_report
@@ -15,6 +16,9 @@ from kquota.plan.resolver import Principal
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
 from kquota.target import Target
+
+if TYPE_CHECKING:
+    from kquota.kafka.broker_facts import ClusterFacts
 
 OFFLINE = "offline: a snapshot has no brokers to ask"
 
@@ -33,12 +37,12 @@ def wanted(target: Target, asked: bool | None) -> bool:
     return declared_capacity(target) is not None if asked is None else asked
 
 
-def broker_facts(target: Target) -> tuple[BrokerFacts, str | None]:
-    """broker_facts reads the live brokers' capacity facts, and the custom quota callback
-    they run (None: Kafka's default). A snapshot, or a cluster that will not say, gives
-    facts that are unknown, with the reason."""
+def broker_facts(target: Target) -> tuple[BrokerFacts, str | None, ClusterFacts | None]:
+    """broker_facts reads the live brokers' capacity facts, the custom quota callback they
+    run (None: Kafka's default) and the settings read. A snapshot, or a cluster that will
+    not say, gives facts that are unknown, with the reason."""
     if target.offline:
-        return BrokerFacts(unknown_because=OFFLINE), None
+        return BrokerFacts(unknown_because=OFFLINE), None, None
     from kquota.kafka import broker_facts as rpcs
     from kquota.kafka.errors import KafkaError
     from kquota.kafka.principal_rpcs import QUOTA_CALLBACK_KEY
@@ -47,7 +51,7 @@ def broker_facts(target: Target) -> tuple[BrokerFacts, str | None]:
         with target.admin() as admin:
             found = admin.run(rpcs.cluster_facts)
     except KafkaError as e:
-        return BrokerFacts(unknown_because=str(e)), None
+        return BrokerFacts(unknown_because=str(e)), None, None
     io = found.smallest(rpcs.IO_THREADS)
     net = found.smallest(rpcs.NETWORK_THREADS)
     facts = BrokerFacts(
@@ -57,7 +61,7 @@ def broker_facts(target: Target) -> tuple[BrokerFacts, str | None]:
         network_threads=None if net is None else int(net),
         max_connection_creation_rate=found.smallest(rpcs.MAX_CONNECTION_CREATION_RATE),
     )
-    return facts, ", ".join(found.values(QUOTA_CALLBACK_KEY)) or None
+    return facts, ", ".join(found.values(QUOTA_CALLBACK_KEY)) or None, found
 
 
 def with_capacity(

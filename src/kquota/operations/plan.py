@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from kquota.model import QuotaState
 from kquota.operations.desired import LoadedDesired
 from kquota.plan.capacity import BrokerFacts, DeclaredCapacity
+from kquota.plan.controllers import Controllers
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
 from kquota.plan.simulate import simulate_plan
@@ -61,6 +62,7 @@ def plan_against(
     allow_protected_change: bool = False,
     capacity: CapacityInputs | None = None,
     allow_oversubscription: bool = False,
+    controllers: Controllers | None = None,
 ) -> PlanResult:
     """plan_against plans ``desired`` against ``state`` and stamps the plan with what a saved
     plan records: cluster and cluster id, desired digest, version, time.
@@ -68,7 +70,8 @@ def plan_against(
     With a ``discovery`` (``--impact``, ``--principals``), or principals protected by the
     policy or ``protect`` (added to it), the plan carries its impact
     (:func:`kquota.plan.impact.plan_impact`) and the protected principals' verdict. With
-    ``capacity`` it carries its capacity report (:mod:`kquota.operations.capacity`).
+    ``capacity`` it carries its capacity report (:mod:`kquota.operations.capacity`); with
+    ``controllers`` the notes on what other controllers will do with it.
 
     The caller loads the desired state first (:func:`~kquota.operations.load_desired_state`):
     local files are read and checked before any connection, so a typo is never reported as a
@@ -104,6 +107,10 @@ def plan_against(
         )
         assert plan.capacity is not None
         warnings += plan.capacity.warnings
+    if controllers is not None and controllers.any:
+        from kquota.plan.controllers import controller_notes
+
+        plan = dataclasses.replace(plan, controller_notes=controller_notes(plan, controllers))
     changes: tuple[ResolutionChange, ...] = ()
     if principals:
         altered = [a.entity for a in plan.alterations]
@@ -187,6 +194,7 @@ def make_plan(
     """
     from kquota import argcheck as check
     from kquota.operations import capacity as cap
+    from kquota.operations.controllers import controllers_of
 
     check.instance(target, Target, "make_plan: target", "a kquota.Target")
     check.instance(desired, LoadedDesired, "make_plan: desired", "a kquota.LoadedDesired")
@@ -204,12 +212,15 @@ def make_plan(
     if impact or listed is not None:
         discovery = discover_principals(target, live=impact, listed=listed)
     inputs = None
+    settings = None
     if cap.wanted(target, capacity):
-        facts, callback = cap.broker_facts(target)
+        facts, callback, settings = cap.broker_facts(target)
         found = discovery
         if found is None:
             found = discover_principals(target, live=not target.offline, listed=None)
         inputs = CapacityInputs(cap.declared_capacity(target), facts, callback, found)
+    found_callback = None if discovery is None else discovery.quota_callback
+    controllers = controllers_of(target, settings, found_callback)
     return plan_against(
         target,
         desired,
@@ -223,4 +234,5 @@ def make_plan(
         allow_protected_change=allow_protected_change,
         capacity=inputs,
         allow_oversubscription=allow_oversubscription,
+        controllers=controllers,
     )

@@ -287,6 +287,9 @@ class Plan:
     capacity: CapacityReport | None = None
     """Capacity and headroom (:mod:`kquota.plan.capacity`), when asked for or declared;
     None otherwise, and then the JSON contract has no ``capacity`` field."""
+    controller_notes: tuple[str, ...] = ()
+    """What other controllers will do with this plan (:mod:`kquota.plan.controllers`); the
+    JSON contract has ``controller_notes`` only when there are some."""
 
     @property
     def empty(self) -> bool:
@@ -359,6 +362,7 @@ class Plan:
             "summary": self.summary(),
             **({} if self.impact is None else self.impact.to_data()),
             **({} if self.capacity is None else {"capacity": self.capacity.to_data()}),
+            **({"controller_notes": list(self.controller_notes)} if self.controller_notes else {}),
         }
 
     @classmethod
