@@ -87,6 +87,8 @@ def test_plan_names_strimzi_and_its_callback(
     assert code == 0, err
     notes = json.loads(out)["controller_notes"]
     assert len(notes) == 2 and notes[0].startswith(ENFORCES_NOTHING)
+    code, out, _ = run_kquota(["plan", "--bootstrap-server", server, "--capacity"], capsys)
+    assert "  note: Strimzi's StaticQuotaCallback enforces its own per-broker totals" in out
     # Without asking the brokers anything, nothing is guessed.
     code, out, _ = run_kquota(["plan", "--bootstrap-server", server], capsys)
     assert code == 0 and "Other controllers" not in out

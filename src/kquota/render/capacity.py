@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from kquota.plan.capacity import CapacityReport, Ceiling, KeyCapacity, KeySum
+from kquota.plan.controllers import STATIC_QUOTA_CALLBACK
 from kquota.render import md_escape as md
 from kquota.render.format import display_entity, safe_text, value_with_unit
 
@@ -26,6 +27,11 @@ NO_QUOTAS = "no quotas"
 CALLBACK_NOTE = (
     "the brokers run a custom quota callback ({callback}): what they enforce may differ "
     "from these per-entity sums"
+)
+STATIC_NOTE = (
+    "Strimzi's StaticQuotaCallback enforces its own per-broker totals shared by every client "
+    "(client.quota.callback.static.produce and .fetch in the Kafka resource), not these "
+    "per-entity quotas; brokers do not disclose a plug-in's settings, so compare them there"
 )
 
 
@@ -105,6 +111,8 @@ def text_lines(report: CapacityReport) -> list[str]:
         out.append(f"  note: {note}")
     if report.callback is not None:
         out.append("  note: " + CALLBACK_NOTE.format(callback=safe_text(report.callback)))
+        if STATIC_QUOTA_CALLBACK in report.callback:
+            out.append("  note: " + STATIC_NOTE)
     out += _ceiling_text(report.ceilings)
     return out
 
@@ -144,6 +152,8 @@ def markdown_lines(report: CapacityReport, b: Budget) -> list[str]:
     if report.callback is not None:
         note = CALLBACK_NOTE.format(callback=md.code(report.callback))
         head += ["> [!NOTE]", f"> {note[0].upper()}{note[1:]}.", ""]
+        if STATIC_QUOTA_CALLBACK in report.callback:
+            head += ["> [!NOTE]", f"> {md.text(STATIC_NOTE)}.", ""]
     head += [
         f"Per broker: {md.text(_facts_line(report))}; {report.principals} principals known. "
         "Kafka enforces these quotas on each broker on its own; a sum above 1.00x "
