@@ -90,3 +90,32 @@ def test_plan_capacity_reads_the_cluster_and_discovers_principals(
     assert "Capacity, per broker (3 brokers, " in text
     code, text, _ = run_kquota([*plan, "--no-capacity"], capsys)
     assert code == 0 and "Capacity" not in text
+
+
+def test_apply_counts_the_capacity_guard_again_and_writes_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    three_nodes: ThreeNodes,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bootstrap = three_nodes.info.bootstrap_servers
+    user = f"cap-{secrets.token_hex(3)}"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "quotas" / "q.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+        f"  - {{match: {{user: {user}}}, set: {{{P}: 40MiB}}}}\n"
+    )
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n  dev:\n"
+        f"    kafka: {{bootstrap.servers: '{bootstrap}'}}\n"
+        "    capacity: {ingress: 10MiB/s}\n"
+        f"    policy: {{protect: [{{user: {user}}}], capacity: {{max_oversubscription: 3}}}}\n"
+    )
+    argv = ["apply", "--cluster", "dev", "--auto-approve", "--allow-protected-change"]
+    code, _, err = run_kquota(argv, capsys)
+    assert code == 1
+    assert "capacity guard: producer_byte_rate: known principals' quotas add up to" in err
+    assert "nothing was applied" in err
+    code, out, _ = run_kquota(["describe", "--bootstrap-server", bootstrap], capsys)
+    assert code == 0 and user not in out

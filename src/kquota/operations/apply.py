@@ -124,6 +124,11 @@ def refuse_guarded(
     from kquota.errors import KquotaError
 
     refusal = plan.refusal
+    if refusal is not None and refusal.startswith("capacity guard: "):
+        raise KquotaError(
+            f"{refusal}; nothing was applied (review it with kquota plan, save it with "
+            "--allow-oversubscription --out PLAN.json, and apply that plan if this is intended)"
+        )
     if refusal is not None:
         mass = plan.guard_violation is not None and not plan.mass_removal_allowed
         raise KquotaError(
@@ -210,6 +215,9 @@ def apply(
                 from kquota.principals.live import discover
 
                 discovery = discover(admin)
+            from kquota.operations.capacity import for_apply
+
+            capacity = for_apply(target, policy, discovery)  # the capacity guard, as in plan
             result = plan_against(
                 target,
                 source,
@@ -220,6 +228,7 @@ def apply(
                 discovery=discovery,
                 protect=protect,
                 allow_protected_change=allow_protected_change,
+                capacity=capacity,
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
         hooks.shown(plan, warnings)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kquota.model import QuotaState
@@ -15,12 +16,38 @@ from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
+from kquota.principals.model import Discovery
 from kquota.target import Target
 
 if TYPE_CHECKING:
     from kquota.kafka.broker_facts import ClusterFacts
 
 OFFLINE = "offline: a snapshot has no brokers to ask"
+
+
+@dataclass(frozen=True)
+class CapacityInputs:
+    """CapacityInputs is what a plan's capacity report is made from besides the state: the
+    declared capacity, the brokers' facts, their quota callback, the principals found."""
+
+    declared: DeclaredCapacity | None
+    facts: BrokerFacts
+    callback: str | None = None
+    discovery: Discovery = Discovery((), ())
+
+
+def for_apply(target: Target, policy: Policy, discovery: Discovery | None) -> CapacityInputs | None:
+    """for_apply is what apply needs to count the capacity guard again on the live cluster
+    (None when the policy sets no ``max_oversubscription``: apply then asks nothing more)."""
+    if policy.max_oversubscription is None:
+        return None
+    from kquota.principals.live import discover
+
+    facts, callback, _ = broker_facts(target)
+    if discovery is None:
+        with target.admin() as admin:
+            discovery = discover(admin)
+    return CapacityInputs(declared_capacity(target), facts, callback, discovery)
 
 
 def declared_capacity(target: Target) -> DeclaredCapacity | None:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kquota.model import QuotaState
+from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import LoadedDesired
-from kquota.plan.capacity import BrokerFacts, DeclaredCapacity
 from kquota.plan.controllers import Controllers
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
@@ -119,17 +119,6 @@ def plan_against(
     return PlanResult(plan, state, changes, warnings)
 
 
-@dataclass(frozen=True)
-class CapacityInputs:
-    """CapacityInputs is what a plan's capacity report is made from besides the state: the
-    declared capacity, the brokers' facts, their quota callback, the principals found."""
-
-    declared: DeclaredCapacity | None
-    facts: BrokerFacts
-    callback: str | None = None
-    discovery: Discovery = Discovery((), ())
-
-
 def with_impact(plan: Plan, state: QuotaState, policy: Policy, discovery: Discovery | None) -> Plan:
     """with_impact gives ``plan`` its impact on the discovered principals and the policy's
     protected ones; unchanged when neither was asked for (its JSON then stays as it was)."""
@@ -218,7 +207,7 @@ def make_plan(
         found = discovery
         if found is None:
             found = discover_principals(target, live=not target.offline, listed=None)
-        inputs = CapacityInputs(cap.declared_capacity(target), facts, callback, found)
+        inputs = cap.CapacityInputs(cap.declared_capacity(target), facts, callback, found)
     found_callback = None if discovery is None else discovery.quota_callback
     controllers = controllers_of(target, settings, found_callback)
     return plan_against(
