@@ -20,6 +20,7 @@ Example::
           protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
           capacity: {max_oversubscription: 3.0}   # optional: stop plans past this ratio
           mode: manage                       # the default; observe: apply refuses
+          observe: [{user: "legacy-*"}]      # scopes apply may not alter (observe mode)
         capacity:                            # optional, per broker (docs/capacity.md)
           ingress: 100MiB/s
           egress: 200MiB/s
@@ -81,6 +82,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _check_matches(v: list[dict[str, str]]) -> None:
+    for match in v:
+        if not match:
+            raise ValueError("a scope match needs at least one entity type")
+        unknown = set(match) - set(ENTITY_TYPES)
+        if unknown:
+            raise ValueError(
+                f"unknown entity type(s) {sorted(unknown)} in scope; "
+                f"allowed: {', '.join(ENTITY_TYPES)}"
+            )
+
+
 class CapacityPolicyConfig(_Strict):
     """CapacityPolicyConfig is ``policy.capacity``: when oversubscription stops a plan."""
 
@@ -121,12 +134,20 @@ class PolicyConfig(_Strict):
     protect: list[dict[str, str]] = Field(default_factory=list)
     capacity: CapacityPolicyConfig | None = None
     mode: Literal["manage", "observe"] = "manage"
+    observe: list[dict[str, str]] = Field(default_factory=list)
+    """ownership scopes in observe mode (matches as in ``scope``): apply refuses to alter them"""
 
     @field_validator("protect")
     @classmethod
     def _check_protect(cls, v: list[dict[str, str]]) -> list[dict[str, str]]:
         for match in v:
             ProtectMatch.of(match)  # ValueError: what is wrong and what is allowed
+        return v
+
+    @field_validator("observe")
+    @classmethod
+    def _check_observe(cls, v: list[dict[str, str]]) -> list[dict[str, str]]:
+        _check_matches(v)
         return v
 
     @field_validator("scope")
@@ -136,15 +157,7 @@ class PolicyConfig(_Strict):
             return v
         if not v:
             raise ValueError("scope needs at least one match (or say: all)")
-        for match in v:
-            if not match:
-                raise ValueError("a scope match needs at least one entity type")
-            unknown = set(match) - set(ENTITY_TYPES)
-            if unknown:
-                raise ValueError(
-                    f"unknown entity type(s) {sorted(unknown)} in scope; "
-                    f"allowed: {', '.join(ENTITY_TYPES)}"
-                )
+        _check_matches(v)
         return v
 
     def to_policy(self, *, prune: bool | None = None, allow_mass_removal: bool = False) -> Policy:
@@ -161,6 +174,7 @@ class PolicyConfig(_Strict):
                 None if self.capacity is None else self.capacity.max_oversubscription
             ),
             observe=self.mode == "observe",
+            observed=tuple(ScopeMatch.of(m) for m in self.observe),
         )
 
 

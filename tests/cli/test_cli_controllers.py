@@ -120,3 +120,30 @@ def test_bad_platform_names_file_and_line(repo: Path) -> None:
     code, _, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json")
     assert code == 1
     assert "kquota.yaml:4: clusters.c1.platform: " in err and "'strimzi'" in err
+
+
+def test_an_observed_scope_is_planned_and_refused_by_apply(repo: Path) -> None:
+    (repo / "kquota.yaml").write_text(
+        CONFIG.format(extra='    policy: {observe: [{user: "ord*"}]}\n')
+    )
+    code, out, _ = run("plan", "--cluster", "c1", "--snapshot", "snap.json", "--out", "p.json")
+    assert code == 0
+    assert (
+        "  ! observe mode (policy.observe): this plan alters 1 entities in an observed scope; "
+        "apply refuses it" in out
+    )
+    code, _, err = run("apply", "p.json", "--cluster", "c1", "--auto-approve")
+    assert code == 1
+    assert (
+        "cluster c1: the plan alters 1 entities in an observed scope (policy.observe in "
+        "kquota.yaml): {user=orders}; nothing was applied" in err
+    )
+    assert "127.0.0.1:1" not in err  # a saved plan is refused before any connection
+
+
+def test_observe_scopes_are_checked_like_scopes(repo: Path) -> None:
+    (repo / "kquota.yaml").write_text(CONFIG.format(extra="    policy: {observe: [{team: x}]}\n"))
+    code, _, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json")
+    assert code == 1
+    assert "kquota.yaml:6: clusters.c1.policy.observe: " in err
+    assert "unknown entity type(s) ['team']" in err

@@ -250,6 +250,7 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
     saved = desired = None
     if saved_path is not None:
         saved = _load_saved(saved_path, flags.where, target, props, policy)
+        refuse_observed(target, policy, saved)  # a saved plan: before connecting too
     else:
         desired = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
     _refuse_without_terminal(flags.auto_approve)

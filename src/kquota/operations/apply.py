@@ -142,14 +142,26 @@ class ObserveModeError(KquotaError):
     drift and exports there, but never writes."""
 
 
-def refuse_observed(target: Target, policy: Policy) -> None:
+def refuse_observed(target: Target, policy: Policy, plan: Plan | None = None) -> None:
     """refuse_observed stops apply on a cluster in observe mode (``policy.mode: observe``),
-    before any connection: another tool still writes its quotas."""
+    before any connection, and a ``plan`` that alters an entity of an observed scope
+    (``policy.observe``): another tool still writes those quotas."""
+    where = f"cluster {safe_text(target.label)}" if target.label else "this cluster"
     if policy.observe:
-        where = f"cluster {safe_text(target.label)}" if target.label else "this cluster"
         raise ObserveModeError(
             f"{where} is in observe mode (policy.mode: observe in kquota.yaml): plan, drift and"
             " export work as usual, apply does not write; set policy.mode: manage to apply"
+        )
+    if plan is None or not policy.observed:
+        return
+    hits = policy.observed_in(a.entity for a in plan.alterations)
+    if hits:
+        more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
+        raise ObserveModeError(
+            f"{where}: the plan alters {len(hits)} entities in an observed scope "
+            f"(policy.observe in kquota.yaml): {', '.join(map(str, hits[:5]))}{more}; nothing "
+            "was applied. Leave them out of the desired state, or take the scope out of "
+            "policy.observe to manage it"
         )
 
 
@@ -234,6 +246,7 @@ def apply(
         hooks.shown(plan, warnings)
         if plan.empty:
             return ApplyResult(plan, None)
+        refuse_observed(target, policy, plan)
         refuse_guarded(plan, override, protect_override)
         if publisher is not None:
             check_audit_topic(publisher)

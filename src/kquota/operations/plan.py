@@ -111,6 +111,12 @@ def plan_against(
         from kquota.plan.controllers import controller_notes
 
         plan = dataclasses.replace(plan, controller_notes=controller_notes(plan, controllers))
+    observed = policy.observed_in(a.entity for a in plan.alterations)
+    if policy.observe or observed:
+        from kquota.plan.controllers import observe_note
+
+        note = observe_note(len(observed), whole_cluster=policy.observe)
+        plan = dataclasses.replace(plan, controller_notes=(*plan.controller_notes, note))
     changes: tuple[ResolutionChange, ...] = ()
     if principals:
         altered = [a.entity for a in plan.alterations]

@@ -153,3 +153,14 @@ def _default_note(a: Alteration, controllers: Controllers) -> str:
         "this change will not last. Move it into the Kafka resource: "
         f"spec.kafka.quotas: {{{block}}} (docs/migrate.md)"
     )
+
+
+def observe_note(observed: int, *, whole_cluster: bool) -> str:
+    """observe_note tells the reviewer that apply will refuse: the cluster, or ``observed``
+    entities of this plan, are in observe mode (another tool still writes them)."""
+    if whole_cluster:
+        return "observe mode (policy.mode: observe): plan only; apply refuses this cluster"
+    return (
+        f"observe mode (policy.observe): this plan alters {observed} entities in an observed "
+        "scope; apply refuses it"
+    )

@@ -165,6 +165,8 @@ class Policy:
     allow_oversubscription: bool = False
     observe: bool = False
     """``policy.mode: observe``: plan, drift and export as usual; apply refuses"""
+    observed: tuple[ScopeMatch, ...] = ()
+    """``policy.observe``: scopes in observe mode: apply refuses a plan that alters one"""
 
     def __post_init__(self) -> None:
         # The public API's door (kquota.Policy): wrong types fail here, by name.
@@ -182,6 +184,7 @@ class Policy:
             check.number(self.max_oversubscription, "Policy: max_oversubscription", 0.0, 1e9)
         check.flag(self.allow_oversubscription, "Policy: allow_oversubscription")
         check.flag(self.observe, "Policy: observe")
+        check.items(self.observed, ScopeMatch, "Policy: observed", "ScopeMatch")
 
     @classmethod
     def build(
@@ -218,6 +221,13 @@ class Policy:
         if self.scope is None:
             return True
         return any(m.matches(entity) for m in self.scope)
+
+    def observed_in(self, entities: Iterable[Entity]) -> list[Entity]:
+        """observed_in are the ``entities`` in an observed scope (``policy.observe``), or all
+        of them when the whole cluster is observed (``policy.mode: observe``)."""
+        if self.observe:
+            return list(entities)
+        return [e for e in entities if any(m.matches(e) for m in self.observed)]
 
     def guard(self, removals: Removals, *, desired_empty: bool) -> str | None:
         """guard returns why a plan's removals are unsafe, or None.
