@@ -70,14 +70,21 @@ def broker_facts(target: Target) -> tuple[BrokerFacts, str | None, ClusterFacts 
     not say, gives facts that are unknown, with the reason."""
     if target.offline:
         return BrokerFacts(unknown_because=OFFLINE), None, None
+    from kquota.deadline import DeadlineExceeded, bounded, current
     from kquota.kafka import broker_facts as rpcs
     from kquota.kafka.errors import KafkaError
     from kquota.kafka.principal_rpcs import QUOTA_CALLBACK_KEY
+    from kquota.principals.live import SOURCE_SECONDS
 
     try:
-        with target.admin() as admin:
+        with bounded(SOURCE_SECONDS, "broker facts lookup"), target.admin() as admin:
             found = admin.run(rpcs.cluster_facts)
     except KafkaError as e:
+        return BrokerFacts(unknown_because=str(e)), None, None
+    except DeadlineExceeded as e:
+        outer = current()
+        if outer is not None and outer.expired:
+            raise  # the command's own deadline: nothing more can be asked
         return BrokerFacts(unknown_because=str(e)), None, None
     io = found.smallest(rpcs.IO_THREADS)
     net = found.smallest(rpcs.NETWORK_THREADS)
