@@ -44,7 +44,7 @@ from kquota.cli.timeout_option import (
     timeout_option,
 )
 from kquota.errors import KquotaError, UsageError
-from kquota.operations.apply import ApplyHooks, AuditOutcome
+from kquota.operations.apply import ApplyHooks, AuditOutcome, refuse_observed
 from kquota.operations.apply import apply as apply_operation
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
@@ -231,9 +231,11 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
     saved_path = flags.plan_or_paths[0] if is_saved_plan(flags.plan_or_paths) else None
     target, props = _resolve_targeting(flags.where, saved_path)
     policy = target.policy(prune=flags.prune, allow_mass_removal=flags.allow_mass_removal)
+    refuse_observed(target, policy)  # issue 23: before reading anything more or connecting
     saved = desired = None
     if saved_path is not None:
         saved = _load_saved(saved_path, flags.where, target, props, policy)
+        refuse_observed(target, policy, saved)  # a saved plan: before connecting too
     else:
         desired = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
     _refuse_without_terminal(flags.auto_approve)

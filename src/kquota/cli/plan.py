@@ -83,6 +83,16 @@ def _use_color() -> bool:
     metavar="user=NAME,client-id=ID",
     help="Show how this principal's effective quotas change (repeatable).",
 )
+@click.option(
+    "--capacity/--no-capacity",
+    default=None,
+    help="Sum quotas against broker capacity (default: on where kquota.yaml declares one).",
+)
+@click.option(
+    "--allow-oversubscription",
+    is_flag=True,
+    help="Override the capacity guard (policy.capacity.max_oversubscription).",
+)
 @impact_options
 @protect_options
 @timeout_option("plan")
@@ -96,6 +106,8 @@ def command(
     force: bool,
     detailed_exitcode: bool,
     principals: tuple[str, ...],
+    capacity: bool | None,
+    allow_oversubscription: bool,
     wanted: ImpactArgs,
     guard: ProtectArgs,
 ) -> None:
@@ -119,6 +131,8 @@ def command(
         listed=listed,
         protect=protect,
         allow_protected_change=guard.allow_protected_change,
+        capacity=capacity,
+        allow_oversubscription=allow_oversubscription,
     )
     echo_warnings(result.warnings)
     plan = result.plan

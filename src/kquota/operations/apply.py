@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.planfile import plan_id
+from kquota.errors import KquotaError
 from kquota.operations.desired import LoadedDesired
-from kquota.plan.policy import ProtectMatch
+from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.types import Plan
+from kquota.render.format import safe_text
 from kquota.target import Target
 
 if TYPE_CHECKING:
@@ -141,11 +143,44 @@ def refuse_guarded(
     from kquota.errors import KquotaError
 
     refusal = plan.refusal
+    if refusal is not None and refusal.startswith("capacity guard: "):
+        raise KquotaError(
+            f"{refusal}; nothing was applied (review it with kquota plan, save it with "
+            "--allow-oversubscription --out PLAN.json, and apply that plan if this is intended)"
+        )
     if refusal is not None:
         mass = plan.guard_violation is not None and not plan.mass_removal_allowed
         raise KquotaError(
             f"{refusal}; nothing was applied "
             f"(pass {override if mass else protect_override} if this is intended)"
+        )
+
+
+class ObserveModeError(KquotaError):
+    """ObserveModeError: the cluster's policy says ``mode: observe``: kquota plans, checks
+    drift and exports there, but never writes."""
+
+
+def refuse_observed(target: Target, policy: Policy, plan: Plan | None = None) -> None:
+    """refuse_observed stops apply on a cluster in observe mode (``policy.mode: observe``),
+    before any connection, and a ``plan`` that alters an entity of an observed scope
+    (``policy.observe``): another tool still writes those quotas."""
+    where = f"cluster {safe_text(target.label)}" if target.label else "this cluster"
+    if policy.observe:
+        raise ObserveModeError(
+            f"{where} is in observe mode (policy.mode: observe in kquota.yaml): plan, drift and"
+            " export work as usual, apply does not write; set policy.mode: manage to apply"
+        )
+    if plan is None or not policy.observed:
+        return
+    hits = policy.observed_in(a.entity for a in plan.alterations)
+    if hits:
+        more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
+        raise ObserveModeError(
+            f"{where}: the plan alters {len(hits)} entities in an observed scope "
+            f"(policy.observe in kquota.yaml): {', '.join(map(str, hits[:5]))}{more}; nothing "
+            "was applied. Leave them out of the desired state, or take the scope out of "
+            "policy.observe to manage it"
         )
 
 
@@ -197,6 +232,7 @@ def apply(
         protect=protect,
         allow_protected_change=allow_protected_change,
     )
+    refuse_observed(target, policy)
     with target.admin() as admin, contextlib.ExitStack() as held:
         with phase("connect", unit="brokers") as step:
             cluster_id = admin.cluster_id()  # the cluster answers before the lease is sought
@@ -216,6 +252,9 @@ def apply(
                 from kquota.principals.live import discover
 
                 discovery = discover(admin)
+            from kquota.operations.capacity import for_apply
+
+            capacity = for_apply(target, policy, discovery)  # the capacity guard, as in plan
             result = plan_against(
                 target,
                 source,
@@ -226,11 +265,13 @@ def apply(
                 discovery=discovery,
                 protect=protect,
                 allow_protected_change=allow_protected_change,
+                capacity=capacity,
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
         hooks.shown(plan, warnings)
         if plan.empty:
             return ApplyResult(plan, None)
+        refuse_observed(target, policy, plan)
         refuse_guarded(plan, override, protect_override)
         if publisher is not None:
             check_audit_topic(publisher)
