@@ -34,6 +34,8 @@ _COMMANDS: dict[str, str] = {
     "resolve": "kquota.cli.resolve",
     "export": "kquota.cli.export",
     "import": "kquota.cli.import_quotas",
+    "revert": "kquota.cli.revert",
+    "history": "kquota.cli.history",
 }
 
 
