@@ -18,6 +18,7 @@ Example::
           max_removals: 10                   # the default
           max_removal_fraction: 0.3          # the default
           protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
+          ramp: {max_step: 0.5}              # optional: apply --ramp lowers in steps
 
 Decisions:
 
@@ -72,6 +73,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class RampConfig(_Strict):
+    """RampConfig is how gently a quota is lowered by ``apply --ramp``."""
+
+    max_step: float = Field(gt=0.0, lt=1.0)
+    """Each step lowers a quota to at least this share of its value before the step."""
+
+
 class PolicyConfig(_Strict):
     """PolicyConfig is a cluster's ownership and safety policy as written in the file."""
 
@@ -80,6 +88,7 @@ class PolicyConfig(_Strict):
     max_removals: int = Field(default=DEFAULT_MAX_REMOVALS, ge=0)
     max_removal_fraction: float = Field(default=DEFAULT_MAX_REMOVAL_FRACTION, ge=0.0, le=1.0)
     protect: list[dict[str, str]] = Field(default_factory=list)
+    ramp: RampConfig | None = None
 
     @field_validator("protect")
     @classmethod

@@ -1,0 +1,128 @@
+"""apply --ramp against a real broker: a sharp lowering seen on the cluster step by step.
+
+The ramped apply runs as its own process (the console script) while this test reads the
+broker every 50 ms with a separate client, so each step's value is observed on the cluster
+itself, not taken from kquota's report.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_runner import run_kquota
+from kquota.devbroker.launcher import BrokerInfo
+from kquota.kafka.admin import QuotaAdmin
+from kquota.model import Entity
+
+pytestmark = pytest.mark.integration
+
+HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+
+
+def test_ramp_steps_are_observed_on_the_broker_one_by_one(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kafka_broker: BrokerInfo,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    p = f"m{secrets.token_hex(3)}-"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n"
+        "  local:\n"
+        f"    kafka: {{bootstrap.servers: '{kafka_broker.bootstrap_servers}'}}\n"
+        "    desired: [quotas]\n"
+        f"    policy: {{prune: true, scope: [{{user: '{p}*'}}], ramp: {{max_step: 0.5}}}}\n"
+    )
+    desired = tmp_path / "quotas" / "main.yaml"
+    desired.write_text(
+        HEADER + f"  - {{match: {{user: {p}a}}, set: {{producer_byte_rate: 8000}}}}\n"
+    )
+    code, out, err = run_kquota(["apply", "--auto-approve"], capsys)
+    assert code == 0, out + err
+    desired.write_text(
+        HEADER
+        + f"  - {{match: {{user: {p}a}}, set: {{producer_byte_rate: 1000}}}}\n"
+        + f"  - {{match: {{user: {p}b}}, set: {{consumer_byte_rate: 64}}}}\n"
+    )
+    code, out, err = run_kquota(["plan", "--out", "plan.json"], capsys)
+    assert code == 0, out + err
+    assert "ramp: 3 steps, each lowering a quota to at least 0.5 of its value before" in out
+    assert f"{{user={p}a}} producer_byte_rate: 8000 → 4000 → 2000 → 1000" in out
+
+    kquota = Path(sys.executable).parent / "kquota"
+    proc = subprocess.Popen(
+        [str(kquota), "apply", "--ramp", "plan.json", "--cluster", "local", "--auto-approve",
+         "--ramp-interval", "3s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    a, b = Entity.of({"user": f"{p}a"}), Entity.of({"user": f"{p}b"})
+    seen: list[tuple[float | None, float | None]] = []
+    try:
+        with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+            ends = time.monotonic() + 120
+            while time.monotonic() < ends:
+                state = admin.describe_all()
+                now = (
+                    state.get(a, {}).get("producer_byte_rate"),
+                    state.get(b, {}).get("consumer_byte_rate"),
+                )
+                if not seen or seen[-1] != now:
+                    seen.append(now)
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out + err
+    # The schedule is shown first, then every step goes the apply road.
+    assert f"{{user={p}a}} producer_byte_rate: 8000 → 4000 → 2000 → 1000" in out
+    assert "ramp step 1 of 3:" in out and "ramp step 3 of 3:" in out
+    assert out.count("verified: the cluster shows every committed change") == 3
+    assert "ramp: 3 of 3 steps applied" in out
+    # Observed on the broker: each value in turn, the created quota with the first step.
+    # (The first step commits both entities in one request, so no state between is seen.)
+    assert seen == [(8000.0, None), (4000.0, 64.0), (2000.0, 64.0), (1000.0, 64.0)]
+
+
+def test_ramp_is_refused_before_connecting_without_a_saved_plan_or_a_factor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kquota.apply.planfile import write_plan_file
+    from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "quotas" / "main.yaml").write_text(HEADER.replace("quotas:\n", "quotas: []\n"))
+    # Port 1 answers nothing: reaching the cluster would fail differently.
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n  local:\n    kafka: {bootstrap.servers: '127.0.0.1:1'}\n"
+    )
+    plan = Plan(
+        alterations=(
+            Alteration(
+                Entity.of({"user": "a"}),
+                (Op("producer_byte_rate", 1.0, False, 8.0),),
+                ChangeKind.UPDATE,
+            ),
+        ),
+        cluster="local",
+        cluster_id="id",
+        snapshot_fingerprint="sha256:" + "0" * 64,
+    )
+    assert write_plan_file(plan, tmp_path / "plan.json") == []
+    code, out, err = run_kquota(["apply", "--ramp", "--cluster", "local", "--auto-approve"], capsys)
+    assert code == 1 and "--ramp applies a saved plan" in err
+    code, out, err = run_kquota(
+        ["apply", "--ramp", "plan.json", "--cluster", "local", "--auto-approve"], capsys
+    )
+    assert code == 1 and "--ramp needs policy.ramp.max_step" in err
