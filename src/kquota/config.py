@@ -19,6 +19,10 @@ Example::
           max_removal_fraction: 0.3          # the default
           protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
           ramp: {max_step: 0.5}              # optional: apply --ramp lowers in steps
+    rollout:                                 # optional: the waves of kquota fleet apply
+      - {clusters: [canary-eu]}
+      - {clusters: ["eu-*"], max_parallel: 2, soak: 10m}
+      - {clusters: ["*"], max_parallel: 4}
 
 Decisions:
 
@@ -216,10 +220,33 @@ class ClusterConfig(_Strict):
         return Provenance(where, variables)
 
 
+class WaveConfig(_Strict):
+    """WaveConfig is one wave of ``kquota fleet apply``: the clusters it takes (names or
+    globs; a cluster goes in the first wave that matches it), how many at once, and how
+    long drift must stay clean after it before the next wave starts."""
+
+    clusters: list[str] = Field(min_length=1)
+    max_parallel: int = Field(default=1, ge=1, le=64)
+    soak: str | None = None
+
+    @field_validator("soak")
+    @classmethod
+    def _check_soak(cls, v: str | None) -> str | None:
+        if v is not None:
+            from kquota.deadline import parse_duration
+
+            try:
+                parse_duration(v, "soak", minimum=1.0, maximum=7 * 24 * 3600.0)
+            except KquotaError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+
 class ProjectConfig(_Strict):
     """ProjectConfig is the whole kquota.yaml."""
 
     clusters: dict[str, ClusterConfig]
+    rollout: list[WaveConfig] = Field(default_factory=list)
     _path: Path = PrivateAttr(default=Path(CONFIG_FILENAME))
 
     @property
