@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from kquota.audit import AuditOp
-from kquota.history.applies import applies, entity_history, find_apply
+from kquota.history.applies import applies, combined, entity_history, find_apply
 from kquota.history.inverse import inverse_plan
 from kquota.history.trail import RecordedChange, parse_change
 from kquota.model import Entity
@@ -125,3 +125,20 @@ def test_inverse_skips_keys_already_back() -> None:
     (apply,) = applies([_change("p1", ALICE, AuditOp("producer_byte_rate", 1.0, 2.0, False))])
     inverse = inverse_plan(apply.changes, {ALICE: {"producer_byte_rate": 1.0}}, Origin("x", "i"))
     assert inverse.plan.empty and len(inverse.conflicts) == 1
+
+
+def test_combined_applies_go_from_the_first_before_to_the_last_after() -> None:
+    steps = applies(
+        [
+            _change("s1", ALICE, AuditOp("producer_byte_rate", 8.0, 4.0, False)),
+            _change("s1", BOB, AuditOp("request_percentage", None, 5.0, False)),
+            _change("s2", ALICE, AuditOp("producer_byte_rate", 4.0, 2.0, False), ts="2026-01-02"),
+        ]
+    )
+    both = combined(steps)
+    assert both.plan_id == "s1+s2"
+    ops = {c.entity: c.ops for c in both.changes}
+    assert ops == {
+        ALICE: (AuditOp("producer_byte_rate", 8.0, 2.0, False),),
+        BOB: (AuditOp("request_percentage", None, 5.0, False),),
+    }

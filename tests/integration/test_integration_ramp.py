@@ -7,6 +7,7 @@ itself, not taken from kquota's report.
 
 from __future__ import annotations
 
+import json
 import secrets
 import subprocess
 import sys
@@ -31,7 +32,13 @@ def test_ramp_steps_are_observed_on_the_broker_one_by_one(
     kafka_broker: BrokerInfo,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
     p = f"m{secrets.token_hex(3)}-"
+    topic = f"audit-{p}r"
+    client = AdminClient({"bootstrap.servers": kafka_broker.bootstrap_servers})
+    for f in client.create_topics([NewTopic(topic, num_partitions=1)]).values():
+        f.result(timeout=30)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "quotas").mkdir()
     (tmp_path / "kquota.yaml").write_text(
@@ -39,6 +46,7 @@ def test_ramp_steps_are_observed_on_the_broker_one_by_one(
         "  local:\n"
         f"    kafka: {{bootstrap.servers: '{kafka_broker.bootstrap_servers}'}}\n"
         "    desired: [quotas]\n"
+        f"    audit_topic: {topic}\n"
         f"    policy: {{prune: true, scope: [{{user: '{p}*'}}], ramp: {{max_step: 0.5}}}}\n"
     )
     desired = tmp_path / "quotas" / "main.yaml"
@@ -89,6 +97,32 @@ def test_ramp_steps_are_observed_on_the_broker_one_by_one(
     assert "ramp step 1 of 3:" in out and "ramp step 3 of 3:" in out
     assert out.count("verified: the cluster shows every committed change") == 3
     assert "ramp: 3 of 3 steps applied" in out
+    # Every step is an apply of its own, audited as it lands.
+    assert out.count(f"events confirmed on topic {topic}") == 3
+    code, hist, err = run_kquota(["history", "--entity", f"user={p}a"], capsys)
+    assert code == 0, hist + err
+    assert [line.strip() for line in hist.splitlines() if "→" in line] == [
+        "producer_byte_rate: unset → 8000",
+        "producer_byte_rate: 8000 → 4000",
+        "producer_byte_rate: 4000 → 2000",
+        "producer_byte_rate: 2000 → 1000",
+    ]
+
+    # The three steps are undone together: every key back to its value before the ramp.
+    code, hist, err = run_kquota(["history", "--format", "json"], capsys)
+    steps = [a["plan_id"] for a in json.loads(hist)["applies"]][-3:]
+    revert = ["revert", *(x for s in reversed(steps) for x in ("--plan-id", s)), "--out", "u.json"]
+    code, out, err = run_kquota(revert, capsys)
+    assert code == 0, out + err
+    assert f"revert of apply {'+'.join(steps)}" in out
+    code, out, err = run_kquota(
+        ["apply", "u.json", "--cluster", "local", "--auto-approve", "--allow-mass-removal"],
+        capsys,
+    )
+    assert code == 0, out + err
+    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+        state = admin.describe_all()
+    assert state.get(a) == {"producer_byte_rate": 8000.0} and b not in state
     # Observed on the broker: each value in turn, the created quota with the first step.
     # (The first step commits both entities in one request, so no state between is seen.)
     assert seen == [(8000.0, None), (4000.0, 64.0), (2000.0, 64.0), (1000.0, 64.0)]

@@ -300,7 +300,7 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
     assert source is not None
     hooks = ApplyHooks(show, confirm, _progress, report_committed)
     if flags.ramp:
-        _apply_ramped(flags, target, saved, publisher, hooks)
+        _apply_ramped(flags, target, saved, publisher, hooks, topic)
         return
     result = _apply_one(flags, target, source, publisher, hooks)
     if result.report is None:
@@ -344,6 +344,7 @@ def _apply_ramped(
     saved: Plan | None,
     publisher: AuditPublisher | None,
     hooks: ApplyHooks,
+    topic: str | None,
 ) -> None:
     """_apply_ramped applies a saved plan in ramp steps (:mod:`kquota.operations.ramp`): the
     schedule is shown and confirmed once, then each step goes the whole apply road."""
@@ -379,22 +380,49 @@ def _apply_ramped(
         click.echo(f"ramp step {n} of {total}:")
 
     step_hooks = dataclasses.replace(hooks, confirm=confirm_once)
+    first = [publisher]
+
+    def publishers() -> AuditPublisher | None:
+        """Each step publishes its own events and closes its publisher: a new one per step
+        (the first is the one made before connecting, which checked the config)."""
+        if first:
+            return first.pop()
+        if topic is None:
+            return None
+        from kquota.audit import AuditPublisher
+
+        made = AuditPublisher(topic, target.client_properties())
+        click.get_current_context().call_on_close(made.close)
+        return made
+
+    def step(plan: Plan) -> ApplyResult:
+        result = _apply_one(flags, target, plan, publishers(), step_hooks)
+        if result.audit is not None and result.audit.confirmed:
+            click.echo(result.audit.message)  # each step's events, as they are confirmed
+        return result
+
     outcome = apply_ramped(
         target,
         saved,
         max_step=ramp.max_step,
         interval=flags.ramp_interval,
-        apply_step=lambda plan: _apply_one(flags, target, plan, publisher, step_hooks),
+        apply_step=step,
         on_step=on_step,
     )
-    for result in outcome.results:
-        if result.audit is not None and result.report is not None:
-            _report_audit(result.audit, result.report)
-    last = outcome.results[-1] if outcome.results else None
-    if last is not None and last.report is not None and not last.report.ok:
-        click.echo(f"ramp stopped at step {len(outcome.results)} of {outcome.steps}", err=True)
+    if outcome.ok:
+        click.echo(f"ramp: {outcome.steps} of {outcome.steps} steps applied")
+        return
+    done = len(outcome.results)
+    click.echo(
+        f"ramp stopped at step {done} of {outcome.steps}; the steps before it are applied "
+        "and verified",
+        err=True,
+    )
+    last = outcome.results[-1]
+    if last.report is not None and last.audit is not None and not last.audit.confirmed:
+        _report_audit(last.audit, last.report)
+    if last.report is not None and not last.report.ok:
         sys.exit(exit_code(last.report))
-    click.echo(f"ramp: {len(outcome.results)} of {outcome.steps} steps applied")
 
 
 def _report_audit(outcome: AuditOutcome, report: ApplyReport) -> None:

@@ -21,7 +21,13 @@ from kquota.plan.types import Plan
 @click.command("revert")
 @live_targeting_options
 @click.option("--audit-topic", help="The audit topic the apply was recorded on.")
-@click.option("--plan-id", help="The plan id of the apply to undo (kquota history lists them).")
+@click.option(
+    "--plan-id",
+    "plan_ids",
+    multiple=True,
+    help="The plan id of the apply to undo (kquota history lists them); repeat it to undo "
+    "several applies together (the steps of a ramp).",
+)
 @click.option("--last", is_flag=True, help="Undo the latest apply recorded on the topic.")
 @click.option("--force", is_flag=True, help="Revert even keys changed since the apply.")
 @click.option(
@@ -41,7 +47,7 @@ from kquota.plan.types import Plan
 def command(
     where: TargetingArgs,
     audit_topic: str | None,
-    plan_id: str | None,
+    plan_ids: tuple[str, ...],
     last: bool,
     force: bool,
     fmt: str,
@@ -53,7 +59,7 @@ def command(
     from kquota.render.history import revert_heading
     from kquota.render.verdict import with_verdict
 
-    if (plan_id is None) == (not last):
+    if bool(plan_ids) == last:
         raise UsageError("revert needs one of --plan-id ID or --last (not both)")
     target = where.resolve(require_source=False)
     if target.offline:
@@ -61,7 +67,7 @@ def command(
     result = revert(
         target,
         audit_topic=audit_topic,
-        plan_id=plan_id,
+        plan_ids=plan_ids,
         force=force,
         config_path=where.config_path,
     )

@@ -123,6 +123,27 @@ def find_apply(found: Sequence[AppliedPlan], plan_id: str | None) -> AppliedPlan
     return next((a for a in found if a.plan_id == plan_id), None)
 
 
+def combined(chosen: Sequence[AppliedPlan]) -> AppliedPlan:
+    """combined is several applies (in trail order) as one: each key from its before in the
+    first apply that changed it to its after in the last (the steps of a ramp, say)."""
+    if len(chosen) == 1:
+        return chosen[0]
+    per_entity: dict[Entity, list[AuditOp]] = {}
+    for applied in chosen:
+        for change in applied.changes:
+            per_entity.setdefault(change.entity, []).extend(change.ops)
+    first = chosen[0]
+    clusters = {a.cluster for a in chosen}
+    return AppliedPlan(
+        plan_id="+".join(a.plan_id for a in chosen),
+        timestamp=first.timestamp,
+        actor=first.actor,
+        git_commit=first.git_commit,
+        cluster=first.cluster if len(clusters) == 1 else None,
+        changes=tuple(EntityChange(e, _merge(ops)) for e, ops in per_entity.items()),
+    )
+
+
 @dataclass(frozen=True)
 class EntityEvent:
     """EntityEvent is one change of one entity, with the apply it came in."""

@@ -7,10 +7,11 @@ the one apply road (lease, staleness, guards, validate-only, commit, verify, aud
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from kquota.errors import KquotaError
-from kquota.history.applies import AppliedPlan, applies, entity_history, find_apply
+from kquota.history.applies import AppliedPlan, applies, combined, entity_history, find_apply
 from kquota.history.inverse import Conflict, inverse_plan
 from kquota.history.results import History, RevertResult
 from kquota.history.trail import Trail, read_trail
@@ -54,27 +55,35 @@ def read(target: Target, audit_topic: str | None) -> Trail:
     return read_trail(_topic(target, audit_topic), target.client_properties())
 
 
-def _chosen(trail: Trail, plan_id: str | None) -> AppliedPlan:
+def _chosen(trail: Trail, plan_ids: Sequence[str]) -> AppliedPlan:
     found = applies(trail.changes)
-    chosen = find_apply(found, plan_id)
-    if chosen is None:
-        what = "no apply" if plan_id is None else f"no apply with plan id {safe_text(plan_id)!r}"
+    if not plan_ids:
+        last = find_apply(found, None)
+        if last is None:
+            raise KquotaError(f"no apply on audit topic {trail.topic!r} (0 applies recorded)")
+        return last
+    known = {a.plan_id: i for i, a in enumerate(found)}
+    missing = [pid for pid in plan_ids if pid not in known]
+    if missing:
+        shown = ", ".join(repr(safe_text(m)) for m in missing)
         raise KquotaError(
-            f"{what} on audit topic {trail.topic!r} ({len(found)} applies recorded; "
-            "kquota history lists them)"
+            f"no apply with plan id {shown} on audit topic {trail.topic!r} ({len(found)} "
+            "applies recorded; kquota history lists them)"
         )
-    return chosen
+    # In trail order, whatever the order given: each key goes back to its first before.
+    return combined([found[i] for i in sorted({known[pid] for pid in plan_ids})])
 
 
 def revert(
     target: Target,
     *,
     audit_topic: str | None,
-    plan_id: str | None,
+    plan_ids: Sequence[str] = (),
     force: bool = False,
     config_path: Path | None = None,
 ) -> RevertResult:
-    """revert makes the plan that undoes the apply ``plan_id`` (None: the latest one).
+    """revert makes the plan that undoes the applies ``plan_ids`` together (none given: the
+    latest apply).
 
     Raises :class:`RevertRefused` when keys the apply wrote hold other values now, unless
     ``force``; the apply must have been made to this target's cluster.
@@ -82,7 +91,7 @@ def revert(
     from kquota.apply.planfile import recheck_guard
 
     trail = read(target, audit_topic)
-    source = _chosen(trail, plan_id)
+    source = _chosen(trail, plan_ids)
     _check_cluster(source, target, config_path)
     policy = target.policy(prune=None, allow_mass_removal=False)
     with target.admin() as admin:
