@@ -134,6 +134,7 @@ class FleetApplyReport:
     plans_dir: Path
     waves: tuple[PlannedWave, ...]
     clusters: list[ClusterOutcome] = field(default_factory=list)
+    desired_root: Path | None = None
     stopped: str | None = None
 
     @property

@@ -199,7 +199,7 @@ def fleet_apply(
     plans = reviewed_plans(request, names)
     ids = {n: plan_id(p) for n, p in plans.items()}
     done_before = _load_record(request, ids)
-    report = FleetApplyReport(request.plans_dir, request.waves)
+    report = FleetApplyReport(request.plans_dir, request.waves, desired_root=request.desired_root)
     for wave in request.waves:
         for name in wave.clusters:
             report.clusters.append(ClusterOutcome(name, wave.number, ids[name]))

@@ -7,6 +7,7 @@ broker and audit messages) goes through :mod:`kquota.render.md_escape`.
 from __future__ import annotations
 
 import json
+import shlex
 
 from kquota.fleet.rollout import DONE, FleetApplyReport
 from kquota.render import md_escape as md
@@ -14,7 +15,9 @@ from kquota.render.format import safe_text
 
 
 def resume_command(report: FleetApplyReport) -> str:
-    return f"kquota fleet apply {report.plans_dir} --desired ROOT --resume"
+    root = shlex.quote(str(report.desired_root)) if report.desired_root is not None else "ROOT"
+    plans = shlex.quote(str(report.plans_dir))
+    return safe_text(f"kquota fleet apply {plans} --desired {root} --resume")
 
 
 def _counts(report: FleetApplyReport) -> str:
