@@ -51,6 +51,10 @@ def test_parse_change_skips_what_is_not_a_well_formed_altered_event() -> None:
         _value(ops=[]),
         _value(ops=[bad_op]),  # a set without a value
         _value(ops=[{"key": "k", "before": None, "after": "1", "remove": False}]),
+        # A key a user entity cannot hold (connection_creation_rate is an ip's).
+        _value(
+            ops=[{"key": "connection_creation_rate", "before": None, "after": 1.0, "remove": False}]
+        ),
     ):
         assert parse_change(value, 0, 0) is None, value
 

@@ -22,7 +22,7 @@ from kquota.history.applies import EntityChange
 from kquota.model import Entity, QuotaState
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan, Removals
-from kquota.render.format import display_entity, number
+from kquota.render.format import display_entity, number, safe_text
 from kquota.target import Origin
 from kquota.timestamps import utc_now_iso
 
@@ -38,7 +38,7 @@ class Conflict:
 
     def __str__(self) -> str:
         return (
-            f"{display_entity(self.entity)}: {self.key} was set to {_shown(self.wrote)} "
+            f"{display_entity(self.entity)}: {safe_text(self.key)} was set to {_shown(self.wrote)} "
             f"by the apply, now {_shown(self.now)}"
         )
 

@@ -72,7 +72,11 @@ def parse_change(value: bytes | None, partition: int, offset: int) -> RecordedCh
         ops = tuple(_op(o) for o in data["ops"])
     except (KeyError, TypeError, ValueError, KquotaError):
         return None
-    if not ops:
+    from kquota.quotakeys import allowed_keys
+
+    # A key the entity cannot hold is not kquota's event (and would make a wrong revert).
+    allowed = allowed_keys(entity.types)
+    if not ops or any(op.key not in allowed for op in ops):
         return None
     timestamp = data.get("timestamp")
     return RecordedChange(
