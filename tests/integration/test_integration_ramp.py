@@ -8,6 +8,7 @@ itself, not taken from kquota's report.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -68,7 +69,7 @@ def test_ramp_steps_are_observed_on_the_broker_one_by_one(
     kquota = Path(sys.executable).parent / "kquota"
     proc = subprocess.Popen(
         [str(kquota), "apply", "--ramp", "plan.json", "--cluster", "local", "--auto-approve",
-         "--ramp-interval", "3s"],
+         "--ramp-interval", "3s", "--timeout", "90s"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     a, b = Entity.of({"user": f"{p}a"}), Entity.of({"user": f"{p}b"})
@@ -160,3 +161,67 @@ def test_ramp_is_refused_before_connecting_without_a_saved_plan_or_a_factor(
         ["apply", "--ramp", "plan.json", "--cluster", "local", "--auto-approve"], capsys
     )
     assert code == 1 and "--ramp needs policy.ramp.max_step" in err
+
+
+def test_a_ramp_stops_when_the_cluster_moves_between_steps(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kafka_broker: BrokerInfo,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from kquota.kafka.admin import QuotaAlteration, QuotaOp
+
+    p = f"d{secrets.token_hex(3)}-"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n"
+        "  local:\n"
+        f"    kafka: {{bootstrap.servers: '{kafka_broker.bootstrap_servers}'}}\n"
+        "    desired: [quotas]\n"
+        f"    policy: {{prune: true, scope: [{{user: '{p}*'}}], ramp: {{max_step: 0.5}}}}\n"
+    )
+    desired = tmp_path / "quotas" / "main.yaml"
+    desired.write_text(
+        HEADER + f"  - {{match: {{user: {p}a}}, set: {{producer_byte_rate: 800}}}}\n"
+    )
+    assert run_kquota(["apply", "--auto-approve"], capsys)[0] == 0
+    desired.write_text(
+        HEADER + f"  - {{match: {{user: {p}a}}, set: {{producer_byte_rate: 100}}}}\n"
+    )
+    assert run_kquota(["plan", "--out", "plan.json"], capsys)[0] == 0
+    kquota = Path(sys.executable).parent / "kquota"
+    proc = subprocess.Popen(
+        [str(kquota), "apply", "--ramp", "plan.json", "--cluster", "local", "--auto-approve",
+         "--ramp-interval", "6s", "--timeout", "90s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    a = Entity.of({"user": f"{p}a"})
+    try:
+        assert proc.stdout is not None
+        lines = []
+        # Step 1 is committed and verified when its report says so; the wait starts then.
+        while not lines or "verified: the cluster shows" not in lines[-1]:
+            line = proc.stdout.readline()
+            assert line, "the ramp ended before step 1 was verified: " + "".join(lines)
+            lines.append(line)
+        with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+            assert admin.describe_all().get(a) == {"producer_byte_rate": 400.0}
+            # Someone else moves the quota while the ramp waits.
+            (done,) = admin.alter(
+                [QuotaAlteration(a, (QuotaOp("producer_byte_rate", 300.0, False),))],
+                validate_only=False,
+            )
+            assert done.ok
+        rest, err = proc.communicate(timeout=60)
+        out = "".join(lines) + rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out + err
+    assert "ramp stopped after step 1 of 3: the cluster no longer shows what the step set" in err
+    assert f"{{user={p}a}}: producer_byte_rate is 300, step set 400" in err
+    assert "ramp step 2 of 3" not in out
+    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+        assert admin.describe_all().get(a) == {"producer_byte_rate": 300.0}
