@@ -157,3 +157,70 @@ def test_a_live_plan_that_is_not_the_reviewed_one_is_refused(
     assert code == 1
     assert "solo: the live plan is not the reviewed plan" in out
     assert _quota(one, f"{p}a") == {}
+
+
+def test_drift_during_a_wave_soak_stops_the_rollout(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kafka_broker: BrokerInfo,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from kquota.kafka.admin import QuotaAlteration, QuotaOp
+
+    p = f"s{secrets.token_hex(3)}-"
+    one = kafka_broker.bootstrap_servers
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "snapshots").mkdir()
+    for cluster in ("canary", "next"):
+        (tmp_path / "desired" / cluster).mkdir(parents=True)
+        (tmp_path / "desired" / cluster / "main.yaml").write_text(
+            HEADER + f"  - {{match: {{user: {p}{cluster}}}, set: {{producer_byte_rate: 500}}}}\n"
+        )
+        (tmp_path / "snapshots" / f"{cluster}.json").write_text(
+            '{"format_version": 1, "entries": []}'
+        )
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n"
+        f"  canary: {{kafka: {{bootstrap.servers: '{one}'}}}}\n"
+        f"  next: {{kafka: {{bootstrap.servers: '{one}'}}}}\n"
+        "rollout:\n  - {clusters: [canary], soak: 6s}\n  - {clusters: ['*']}\n"
+    )
+    code, out, err = run_kquota(
+        ["fleet", "plan", "--desired", "desired", "--snapshots", "snapshots", "--out", "plans",
+         "--processes", "1"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, out + err
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "kquota"), "fleet", "apply", "plans", "--desired",
+         "desired", "--auto-approve", "--timeout", "90s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        progress: list[str] = []
+        while not progress or "soak:" not in progress[-1]:
+            line = proc.stderr.readline()
+            assert line, "the rollout ended before the soak: " + "".join(progress)
+            progress.append(line)
+        canary = Entity.of({"user": f"{p}canary"})
+        with QuotaAdmin(one) as admin:
+            (done,) = admin.alter(
+                [QuotaAlteration(canary, (QuotaOp("producer_byte_rate", 42.0, False),))],
+                validate_only=False,
+            )
+            assert done.ok
+        out, rest = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out + "".join(progress) + rest
+    assert "rollout stopped: drift during the soak of wave 1: canary:" in out
+    assert "producer_byte_rate is 42, the plan set 500" in out
+    assert "wave 2  next  not attempted" in out
+    assert _quota(one, f"{p}next") == {}

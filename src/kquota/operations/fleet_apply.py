@@ -291,7 +291,7 @@ def _soak(request: FleetApplyRequest, wave: PlannedWave, plans: dict[str, Plan])
         time.sleep(min(0.5, left))
     for name in wave.clusters:
         with _target(request, name).admin() as admin:
-            found = drift_in(plans[name], admin.describe_all())
+            found = drift_in(plans[name], admin.describe_all(), setter="the plan")
         if found:
             return f"{name}: {found[0]}"
     return None

@@ -44,8 +44,9 @@ class RampResult:
         return len(self.results) == self.steps and all(r.ok for r in self.results)
 
 
-def drift_in(step: Plan, current: QuotaState) -> list[str]:
-    """drift_in lists the keys of ``step`` that the cluster does not show as set."""
+def drift_in(step: Plan, current: QuotaState, setter: str = "step") -> list[str]:
+    """drift_in lists the keys of ``step`` that the cluster does not show as set (``setter``
+    names what set them in the message: the ramp's step, a fleet's plan)."""
     out = []
     for alt in step.alterations:
         have = current.get(alt.entity, {})
@@ -55,7 +56,9 @@ def drift_in(step: Plan, current: QuotaState) -> list[str]:
             if now != want:
                 shown = "unset" if now is None else number(now, long_range=True)
                 wanted = "unset" if want is None else number(want, long_range=True)
-                out.append(f"{display_entity(alt.entity)}: {op.key} is {shown}, step set {wanted}")
+                out.append(
+                    f"{display_entity(alt.entity)}: {op.key} is {shown}, {setter} set {wanted}"
+                )
     return out
 
 
