@@ -21,6 +21,7 @@ Example::
           capacity: {max_oversubscription: 3.0}   # optional: stop plans past this ratio
           mode: manage                       # the default; observe: apply refuses
           observe: [{user: "legacy-*"}]      # scopes apply may not alter (observe mode)
+          ramp: {max_step: 0.5}              # optional: apply --ramp lowers in steps
         capacity:                            # optional, per broker (docs/capacity.md)
           ingress: 100MiB/s
           egress: 200MiB/s
@@ -28,6 +29,10 @@ Example::
         platform: strimzi                    # optional: who else writes quotas here
         strimzi_quotas_type: kafka           # the Kafka resource's spec.kafka.quotas.type
         kafka_users: [svc-orders]            # optional: users Strimzi's User Operator owns
+    rollout:                                 # optional: the waves of kquota fleet apply
+      - {clusters: [canary-eu]}
+      - {clusters: ["eu-*"], max_parallel: 2, soak: 10m}
+      - {clusters: ["*"], max_parallel: 4}
 
 Decisions:
 
@@ -124,6 +129,13 @@ class CapacityConfig(_Strict):
     _rates = field_validator("ingress", "egress", "disk_write", mode="before")(_byte_rate)
 
 
+class RampConfig(_Strict):
+    """RampConfig is how gently a quota is lowered by ``apply --ramp``."""
+
+    max_step: float = Field(gt=0.0, lt=1.0)
+    """Each step lowers a quota to at least this share of its value before the step."""
+
+
 class PolicyConfig(_Strict):
     """PolicyConfig is a cluster's ownership and safety policy as written in the file."""
 
@@ -136,6 +148,7 @@ class PolicyConfig(_Strict):
     mode: Literal["manage", "observe"] = "manage"
     observe: list[dict[str, str]] = Field(default_factory=list)
     """ownership scopes in observe mode (matches as in ``scope``): apply refuses to alter them"""
+    ramp: RampConfig | None = None
 
     @field_validator("protect")
     @classmethod
@@ -273,10 +286,33 @@ class ClusterConfig(_Strict):
         return Provenance(where, variables)
 
 
+class WaveConfig(_Strict):
+    """WaveConfig is one wave of ``kquota fleet apply``: the clusters it takes (names or
+    globs; a cluster goes in the first wave that matches it), how many at once, and how
+    long drift must stay clean after it before the next wave starts."""
+
+    clusters: list[str] = Field(min_length=1)
+    max_parallel: int = Field(default=1, ge=1, le=64)
+    soak: str | None = None
+
+    @field_validator("soak")
+    @classmethod
+    def _check_soak(cls, v: str | None) -> str | None:
+        if v is not None:
+            from kquota.deadline import parse_duration
+
+            try:
+                parse_duration(v, "soak", minimum=1.0, maximum=7 * 24 * 3600.0)
+            except KquotaError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+
 class ProjectConfig(_Strict):
     """ProjectConfig is the whole kquota.yaml."""
 
     clusters: dict[str, ClusterConfig]
+    rollout: list[WaveConfig] = Field(default_factory=list)
     _path: Path = PrivateAttr(default=Path(CONFIG_FILENAME))
 
     @property

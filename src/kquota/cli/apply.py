@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -44,13 +45,17 @@ from kquota.cli.timeout_option import (
     timeout_option,
 )
 from kquota.errors import KquotaError, UsageError
-from kquota.operations.apply import ApplyHooks, AuditOutcome, refuse_observed
+from kquota.operations.apply import ApplyHooks, ApplyResult, AuditOutcome, refuse_observed
 from kquota.operations.apply import apply as apply_operation
+from kquota.operations.desired import LoadedDesired
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
 from kquota.render.failures import failure_lines
 from kquota.render.format import display_entity
 from kquota.target import Target, configured_servers
+
+if TYPE_CHECKING:
+    from kquota.audit import AuditPublisher
 
 EXIT_NOT_AUDITED = 3
 """Exit code of an apply that committed and verified every change but could not confirm their
@@ -77,6 +82,8 @@ class ApplyFlags:
     verify_timeout: float
     lease: bool
     guard: ProtectArgs
+    ramp: bool = False
+    ramp_interval: float = 30.0
 
 
 def _refuse_without_terminal(auto_approve: bool) -> None:
@@ -159,6 +166,7 @@ def _load_saved(
 
 
 VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
+RAMP_INTERVAL = Duration("--ramp-interval", MIN_TIMEOUT, MAX_TIMEOUT)
 
 
 @click.command("apply", epilog=EXAMPLES["apply"])
@@ -191,6 +199,19 @@ VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
     is_flag=True,
     help="Do not take the cluster's apply lease (topic _kquota_apply_lease; see README).",
 )
+@click.option(
+    "--ramp",
+    is_flag=True,
+    help="Lower quotas in steps of at most policy.ramp.max_step (kquota.yaml), a saved plan.",
+)
+@click.option(
+    "--ramp-interval",
+    type=RAMP_INTERVAL,
+    metavar="DURATION",
+    default="30s",
+    show_default=True,
+    help=duration_help("Wait between ramp steps (drift is checked after it):", RAMP_INTERVAL),
+)
 @protect_options
 @timeout_option("apply")
 def command(
@@ -203,6 +224,8 @@ def command(
     batch_size: int,
     verify_timeout: float,
     no_lease: bool,
+    ramp: bool,
+    ramp_interval: float,
     guard: ProtectArgs,
 ) -> None:
     """Apply a saved PLAN.json, or plan PATHS against the live cluster and apply.
@@ -212,7 +235,8 @@ def command(
     """
     flags = ApplyFlags(
         plan_or_paths, where, prune, allow_mass_removal, auto_approve, audit_topic,
-        batch_size, verify_timeout, lease=not no_lease, guard=guard,
+        batch_size, verify_timeout, lease=not no_lease, guard=guard, ramp=ramp,
+        ramp_interval=ramp_interval,
     )  # fmt: skip
     reported: list[bool] = []
     with signals_stop_apply():
@@ -227,7 +251,7 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
     from kquota.render.text import render_plan as render_text
 
     # Everything local is read and checked before the first connection (issue 9).
-    protect = flags.guard.matches()
+    flags.guard.matches()  # a wrong --protect fails here, before any connection
     saved_path = flags.plan_or_paths[0] if is_saved_plan(flags.plan_or_paths) else None
     target, props = _resolve_targeting(flags.where, saved_path)
     policy = target.policy(prune=flags.prune, allow_mass_removal=flags.allow_mass_removal)
@@ -261,22 +285,11 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
 
     source = saved if saved is not None else desired
     assert source is not None
-    result = apply_operation(
-        target,
-        source,
-        prune=flags.prune,
-        allow_mass_removal=flags.allow_mass_removal,
-        override="--allow-mass-removal",
-        protect=protect,
-        allow_protected_change=flags.guard.allow_protected_change,
-        protect_override="--allow-protected-change",
-        batch_size=flags.batch_size,
-        verify_timeout=flags.verify_timeout,
-        lease=flags.lease,
-        publisher=publisher,
-        # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
-        hooks=ApplyHooks(show, confirm, committed=report_committed),
-    )
+    hooks = ApplyHooks(show, confirm, committed=report_committed)  # progress: cli.waiting
+    if flags.ramp:
+        _apply_ramped(flags, target, saved, publisher, hooks, topic)
+        return
+    result = _apply_one(flags, target, source, publisher, hooks)
     if result.report is None:
         click.echo("nothing to apply")
         return
@@ -284,6 +297,119 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
         _report_audit(result.audit, result.report)
     if not result.report.ok:
         sys.exit(exit_code(result.report))
+
+
+def _apply_one(
+    flags: ApplyFlags,
+    target: Target,
+    source: Plan | LoadedDesired,
+    publisher: AuditPublisher | None,
+    hooks: ApplyHooks,
+) -> ApplyResult:
+    """_apply_one is the one call into the apply operation, for a plain apply and each ramp
+    step alike."""
+    return apply_operation(
+        target,
+        source,
+        prune=flags.prune,
+        allow_mass_removal=flags.allow_mass_removal,
+        override="--allow-mass-removal",
+        protect=flags.guard.matches(),
+        allow_protected_change=flags.guard.allow_protected_change,
+        protect_override="--allow-protected-change",
+        batch_size=flags.batch_size,
+        verify_timeout=flags.verify_timeout,
+        lease=flags.lease,
+        publisher=publisher,
+        hooks=hooks,
+    )
+
+
+def _apply_ramped(
+    flags: ApplyFlags,
+    target: Target,
+    saved: Plan | None,
+    publisher: AuditPublisher | None,
+    hooks: ApplyHooks,
+    topic: str | None,
+) -> None:
+    """_apply_ramped applies a saved plan in ramp steps (:mod:`kquota.operations.ramp`): the
+    schedule is shown and confirmed once, then each step goes the whole apply road."""
+    import dataclasses
+
+    from kquota.deadline import format_duration
+    from kquota.operations.ramp import apply_ramped
+    from kquota.plan.ramp import ramped_keys
+    from kquota.render.ramp import schedule_lines
+
+    if saved is None:
+        raise UsageError(
+            "--ramp applies a saved plan: make it with kquota plan --out PLAN.json, review it, "
+            "then kquota apply --ramp PLAN.json"
+        )
+    ramp = target.cluster.policy.ramp if target.cluster is not None else None
+    if ramp is None:
+        raise UsageError(
+            "--ramp needs policy.ramp.max_step for the cluster in kquota.yaml "
+            "(e.g. ramp: {max_step: 0.5}); give --cluster NAME"
+        )
+    keys = ramped_keys(saved, ramp.max_step)
+    for line in schedule_lines(keys, ramp.max_step, format_duration(flags.ramp_interval)):
+        click.echo(line)
+    confirmed: list[bool] = []
+
+    def confirm_once(plan: Plan) -> None:
+        if not confirmed:
+            hooks.confirm(plan)
+            confirmed.append(True)
+
+    def on_step(n: int, total: int, _plan: Plan) -> None:
+        click.echo(f"ramp step {n} of {total}:")
+
+    step_hooks = dataclasses.replace(hooks, confirm=confirm_once)
+    first = [publisher]
+
+    def publishers() -> AuditPublisher | None:
+        """Each step publishes its own events and closes its publisher: a new one per step
+        (the first is the one made before connecting, which checked the config)."""
+        if first:
+            return first.pop()
+        if topic is None:
+            return None
+        from kquota.audit import AuditPublisher
+
+        made = AuditPublisher(topic, target.client_properties())
+        click.get_current_context().call_on_close(made.close)
+        return made
+
+    def step(plan: Plan) -> ApplyResult:
+        result = _apply_one(flags, target, plan, publishers(), step_hooks)
+        if result.audit is not None and result.audit.confirmed:
+            click.echo(result.audit.message)  # each step's events, as they are confirmed
+        return result
+
+    outcome = apply_ramped(
+        target,
+        saved,
+        max_step=ramp.max_step,
+        interval=flags.ramp_interval,
+        apply_step=step,
+        on_step=on_step,
+    )
+    if outcome.ok:
+        click.echo(f"ramp: {outcome.steps} of {outcome.steps} steps applied")
+        return
+    done = len(outcome.results)
+    click.echo(
+        f"ramp stopped at step {done} of {outcome.steps}; the steps before it are applied "
+        "and verified",
+        err=True,
+    )
+    last = outcome.results[-1]
+    if last.report is not None and last.audit is not None and not last.audit.confirmed:
+        _report_audit(last.audit, last.report)
+    if last.report is not None and not last.report.ok:
+        sys.exit(exit_code(last.report))
 
 
 def _report_audit(outcome: AuditOutcome, report: ApplyReport) -> None:

@@ -32,6 +32,7 @@ from kquota.operations.plan import make_plan
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 from kquota.render.verdict import with_verdict
+from kquota.target import Target
 
 
 class GuardError(KquotaError):
@@ -139,6 +140,8 @@ def command(
     click.echo(
         with_verdict(_render(plan, fmt, result.changes), plan, fmt), nl=False, color=_use_color()
     )
+    if fmt == "text":
+        _echo_ramp(target, plan)
     if out is not None:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
@@ -147,6 +150,20 @@ def command(
         raise GuardError(f"{plan.refusal}; {kept}")
     if detailed_exitcode and not plan.empty:
         sys.exit(2)
+
+
+def _echo_ramp(target: Target, plan: Plan) -> None:
+    """With ``policy.ramp`` set, the text plan ends with the steps ``apply --ramp`` takes."""
+    ramp = target.cluster.policy.ramp if target.cluster is not None else None
+    if ramp is None:
+        return
+    from kquota.plan.ramp import ramped_keys
+    from kquota.render.ramp import schedule_lines
+
+    keys = ramped_keys(plan, ramp.max_step)
+    if keys:
+        lines = schedule_lines(keys, ramp.max_step, "--ramp-interval")
+        click.echo("\n".join(["", *lines, "(only with apply --ramp; without it, at once)"]))
 
 
 def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str:
