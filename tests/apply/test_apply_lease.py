@@ -180,7 +180,7 @@ def test_a_lost_lease_stops_the_commit_before_the_next_batch_and_says_so() -> No
         cluster,
         make_plan(users, {}, Policy()),
         batch_size=1,
-        progress=lease_checked(None, lease),  # type: ignore[arg-type]
+        on_batch=lease_checked(None, lease),  # type: ignore[arg-type]
         connection_errors=(LeaseLost,),
         poll_interval=0.01,
     )
