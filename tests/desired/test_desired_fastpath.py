@@ -198,7 +198,14 @@ def test_desired_scanner_equals_composer(text: str) -> None:
 @st.composite
 def exported(draw: st.DrawFn) -> str:
     """exported writes what ``kquota export`` writes, from awkward names and values."""
-    lines = ["# header", "apiVersion: kquota/v1", "kind: ClientQuotas", "quotas:"]
+    lines = ["# header", "apiVersion: kquota/v1", "kind: ClientQuotas"]
+    if draw(st.booleans()):  # profiles, one a line
+        lines.append("profiles:")
+        for name in draw(st.lists(token, max_size=3)):
+            keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=3))
+            values = ", ".join(f"{k}: {draw(st.sampled_from(VALUES))}" for k in keys)
+            lines.append(f"  {name}: {{{values}}}")
+    lines.append("quotas:")
     for _ in range(draw(st.integers(0, 4))):
         if draw(st.booleans()):
             lines.append(draw(st.sampled_from(["  # users", "", "  # ip addresses"])))
@@ -207,16 +214,41 @@ def exported(draw: st.DrawFn) -> str:
         keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=4))
         values = ", ".join(f"{k}: {draw(st.sampled_from(VALUES))}" for k in keys)
         second = draw(st.sampled_from(["set", "set", "profile"]))
-        if draw(st.booleans()):  # what export writes
+        form = draw(st.sampled_from(["export", "line", "block"]))
+        if form == "export":
             lines.append(f"  - match: {{{match}}}")
             lines.append(f"    {second}: {{{values}}}")
+            if draw(st.booleans()):
+                lines.append(f"    profile: {draw(token)}")
+        elif form == "block":  # match: and set: on lines of their own, one key a line
+            nested = " " * draw(st.sampled_from([5, 6, 8]))
+            lines.append("  - match:" + draw(st.sampled_from(["", "  # c"])))
+            lines += [f"{nested}{pair}" for pair in match.split(", ")]
+            lines.append(f"    {second}:")
+            lines += [f"{nested}{pair}" for pair in values.split(", ")]
         else:  # a whole entry on one line, as people write it too
             lines.append(f"  - {{match: {{{match}}}, {second}: {{{values}}}}}")
     return "\n".join(lines) + "\n"
 
 
 KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "x", "'set'"]
-VALUES = ["1048576", "10MiB", "1.5", "1e3", "010", "yes", "~", "0", "-1", '"5"', "1.0e+300"]
+VALUES = [
+    "1048576",
+    "10MiB",
+    "1.5",
+    "1e3",
+    "010",
+    "yes",
+    "~",
+    "0",
+    "-1",
+    '"5"',
+    "1.0e+300",
+    "10 MiB",
+    "1024 KiB/s",
+    "2001-12-14 21:59:43",
+    "a b  c",
+]
 
 
 @settings(max_examples=400, deadline=None)
@@ -261,7 +293,10 @@ def test_desired_scanner_mutated_files_agree_or_decline(
         "quotas:\n  - match: {user: a,b: c}\n",  # no space after the comma
         "quotas:\n  - match: {}\n",  # empty flow mapping
         "quotas:\n  - match: {a: 1, b: 2, c: 3, d: 4, e: 5}\n",  # five pairs
-        "profiles:\n  gold: {a: 1}\n",  # a nested block mapping
+        "profiles:\n  gold:\n    a: 1\n",  # block mappings two levels deep
+        "quotas:\n  - match:\n    set: {a: 1}\n",  # a key with nothing below it (null)
+        "quotas:\n  - match:\n      user: a\n     client-id: b\n",  # uneven block keys
+        'quotas:\n  - match: {user: "a" b}\n',  # a word after a quoted scalar
         "quotas:\n  - {match: {user: a}}\n",  # a flow entry of one key
         "quotas:\n  - {match: {user: a}, set: {b: 1}}\n    profile: x\n",  # then a block key
         "quotas:\n  - {match: {user: a},set: {b: 1}}\n",  # no space after the comma
@@ -367,7 +402,18 @@ def test_plainly_valid_export_shaped_entries_skip_the_walker_and_read_the_same(
         ('match: {user: " pad"}', "set: {producer_byte_rate: 1}", False),
         ("match: {user: a}", "set: {producer_byte_rate: 1, producer_byte_rate: 2}", False),
         ("match: {user: a}", "set: {request_percentage: yes}", False),
-        ("match: {user: a}", "profile: gold", False),
+        ("match: {user: a}", "profile: gold", True),  # unknown here: merging says so
+        ("match: {user: a}", "profile: gold\n    set: {request_percentage: 5}", True),
+        ("match: {user: a}", "profile: gold\n    set: {producer_byte_rate: 0}", False),
+        ("match: {user: a}", "profile: gold\n    profile: gold", False),
+        ("match: {user: a}", "profile: ''", False),
+        ("match: {user: a}", "profile: 1", False),
+        ("match: {user: a}", "profile: {x: 1}", False),
+        (
+            "match: {user: a}",
+            "set: {producer_byte_rate: 1}\n    profile: gold\n    match: {user: b}",
+            False,
+        ),
         ("match: {user: a}", "match: {user: b}", False),
         (
             "match: {user: a}",

@@ -468,13 +468,23 @@ class DocumentReader:
         return self._take_plain(fields, line, col)
 
     def _block_entry(self, node: MapNode) -> bool:
-        """_block_entry takes the entry ``kquota export`` writes, ``- match: {...}`` then
-        ``set: {...}``, from its nodes (see :meth:`_take_plain`); False: the walker reads it."""
-        if len(node.pairs) != 2:  # match and set, each once, nothing else
+        """_block_entry takes an entry from its nodes: ``match`` and ``set`` as ``kquota
+        export`` writes them or as block mappings, and optionally ``profile: NAME`` (see
+        :meth:`_take_plain`); False: the walker reads it."""
+        if not 2 <= len(node.pairs) <= 3:  # match, set and profile, each once at most
             return False
         fields: dict[str | None, list[_Pair]] = {}
+        profile: Scalar | None = None
         for k, v in node.pairs:
-            if type(k) is not Scalar or k.tag != STR_TAG or type(v) is not MapNode:
+            if type(k) is not Scalar or k.tag != STR_TAG:
+                return False
+            if k.value == "profile":
+                # The walker's own test of a profile name, once (fields counts the rest).
+                if profile is not None or type(v) is not Scalar or v.tag != STR_TAG or not v.value:
+                    return False
+                profile = v
+                continue
+            if type(v) is not MapNode:
                 return False
             pairs: list[_Pair] = []
             for pk, pv in v.pairs:
@@ -482,16 +492,34 @@ class DocumentReader:
                     return False
                 pairs.append((pk.value, pv.tag, pv.value))
             fields[k.value] = pairs
-        return self._take_plain(fields, node.line, node.col)
+        if len(fields) + (profile is not None) != len(node.pairs):
+            return False  # a duplicate key
+        if profile is None:
+            return self._take_plain(fields, node.line, node.col)
+        set_written = "set" in fields
+        if not set_written:
+            fields["set"] = []  # a profile alone: the entry's own values are none
+        if not self._take_plain(fields, node.line, node.col, set_written):
+            return False
+        taken = self._parsed.entries[-1]
+        taken.profile, taken.profile_at = profile.value, self._walker.at(profile)
+        return True
 
-    def _take_plain(self, fields: dict[str | None, list[_Pair]], line: int, col: int) -> bool:
+    def _take_plain(
+        self,
+        fields: dict[str | None, list[_Pair]],
+        line: int,
+        col: int,
+        set_written: bool = True,
+    ) -> bool:
         """_take_plain adds the entry whose ``match`` and ``set`` are ``fields`` (key, value tag,
         value text) when it is plainly valid: user and client-id names that are plain short
         printable ASCII strings, or one ip in its canonical spelling; keys allowed for them,
         each once; values the walker takes; nothing else. That is the walker's own verdict
         on such an entry, without its general checks (most of a large file's load). Anything
         else returns False, and the walker reads the entry, so every problem and warning
-        comes from one place."""
+        comes from one place. ``set_written`` False: the entry has no ``set`` but names a
+        profile (checked by the caller), and its own values are none (the walker's ``{}``)."""
         match, set_ = fields.get("match"), fields.get("set")
         if match is None or set_ is None or len(fields) != 2:
             return False
@@ -526,13 +554,13 @@ class DocumentReader:
             if type(got) is not float:
                 return False
             values[key] = got
-        if not values:
+        if not values and set_written:
             return False
         walker = self._walker
         self._parsed.entries.append(
             ParsedEntry(
                 Entity.of_checked(parts),
-                pooled(values, walker.pool),
+                pooled(values, walker.pool) if values else values,
                 SourceLocation(walker.file, line, col),
             )
         )

@@ -19,19 +19,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kquota.desired.fastpath import _PLAIN, _SCALAR, _TOKENS, _token
+from kquota.desired.fastpath import _PLAIN, _PLAIN_CHARS, _QUOTED, _SCALAR, _TOKENS, _token
 from kquota.desired.nodes import STR_TAG, MapNode, Node, Scalar, SeqNode
 
 QUOTAS = "quotas"
 
+# A value may be plain words with one space between them (``10 MiB``): YAML reads that as
+# one plain scalar in block and in flow context alike (neither ``: `` nor `` #`` nor ``,``
+# can be in it), with the spaces kept.
+_V = rf"({_QUOTED}|{_PLAIN}(?: {_PLAIN_CHARS}+)*)"
 _S = f"({_SCALAR})"
-_FLOW = rf"\{{{_S}: {_S}(?:, {_S}: {_S})?(?:, {_S}: {_S})?(?:, {_S}: {_S})?\}}"
+_FLOW = rf"\{{{_S}: {_V}(?:, {_S}: {_V})?(?:, {_S}: {_V})?(?:, {_S}: {_V})?\}}"
 _END = r"(?: +#[^\n]*| *)\n"
 # Groups: 1 indent, 2 "- ", 3 key, 4-11 flow pairs, 12 scalar value. A whole entry on one
 # line, ``- {match: {...}, set: {...}}``: 13 indent, 14 and 23 keys, 15-22 and 24-31 their
 # flow pairs. Blank and comment lines match with no group set.
 _LINE = re.compile(
-    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_S}))?{_END}"
+    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_V}))?{_END}"
     rf"|( *)- \{{({_PLAIN}): {_FLOW}, ({_PLAIN}): {_FLOW}\}}{_END}"
     r"| *(?:#[^\n]*)?\n"
 )
@@ -65,6 +69,15 @@ def scan_canonical(
     streamed: Callable[[MapNode], None] | None = None  # on_entry while in the quotas list
     seen_quotas = False
     indent = -1
+    # A key written "key:" with a block mapping on the lines below it (``match:`` then one
+    # ``user: alice`` a line; ``profiles:`` then one profile a line): ``opener`` is that key
+    # until its first line comes, ``owner`` the mapping it belongs to, ``owner_indent`` the
+    # key's own indentation; ``block`` the mapping being filled, one level deep only.
+    opener: Scalar | None = None
+    owner: MapNode | None = None
+    owner_indent = 0
+    block: MapNode | None = None
+    block_indent = 0
     get = _TOKENS.get
     pos = 0
     lineno = 0
@@ -82,9 +95,27 @@ def scan_canonical(
             continue  # blank or comment line
         else:
             ktag, kval = get(key) or _token(key)
+            if pending is not None and dash is None and ind:
+                opener, owner, owner_indent, pending = pending, top, 0, None
+        if opener is not None or block is not None:
+            n = len(ind)
+            if dash is None and n > owner_indent and (block is None or n == block_indent):
+                if groups[3] is None and scalar is None:
+                    return None  # nested deeper than the shape this reads
+                if block is None:
+                    assert owner is not None and opener is not None
+                    block = MapNode([], lineno, n + 1)
+                    block_indent = n
+                    owner.pairs.append((opener, block))
+                    opener = None
+                block.pairs.append(
+                    (Scalar(ktag, kval, lineno, n + 1), _value(groups, lineno, n + len(key) + 3))
+                )
+                continue
+            if opener is not None:
+                return None  # "key:" with nothing below it reads as null: leave that to YAML
+            block = None
         if dash is not None or ind:
-            if groups[3] is None and scalar is None and not flow_entry:
-                return None
             col = len(ind) + (3 if dash is not None else 1)
             if dash is not None:
                 if seq is None:
@@ -114,26 +145,12 @@ def scan_canonical(
                     seq.items.append(item)
             elif item is None or len(ind) != indent + 2:
                 return None
-            vcol = col + len(key) + 2
-            value: Node
-            if scalar is not None:
-                vtag, vval = get(scalar) or _token(scalar)
-                value = Scalar(vtag, vval, lineno, vcol)
-            else:
-                pairs: list[tuple[Node, Node]] = []
-                c = vcol + 1
-                for i in range(3, 11, 2):
-                    k = groups[i]
-                    if k is None:
-                        break
-                    v = groups[i + 1]
-                    ptag, pval = get(k) or _token(k)
-                    qtag, qval = get(v) or _token(v)
-                    vc = c + len(k) + 2
-                    pairs.append((Scalar(ptag, pval, lineno, c), Scalar(qtag, qval, lineno, vc)))
-                    c = vc + len(v) + 2
-                value = MapNode(pairs, lineno, vcol)
-            item.pairs.append((Scalar(ktag, kval, lineno, col), value))
+            if groups[3] is None and scalar is None:
+                opener, owner, owner_indent = Scalar(ktag, kval, lineno, col), item, col - 1
+                continue
+            item.pairs.append(
+                (Scalar(ktag, kval, lineno, col), _value(groups, lineno, col + len(key) + 2))
+            )
             continue
         if pending is not None:
             return None
@@ -155,11 +172,34 @@ def scan_canonical(
             top.pairs.append(
                 (Scalar(ktag, kval, lineno, 1), Scalar(vtag, vval, lineno, len(key) + 3))
             )
-    if pos != len(text) or pending is not None:
+    if pos != len(text) or pending is not None or opener is not None:
         return None
     if streamed is not None and item is not None:
         streamed(item)
     return top
+
+
+def _value(groups: tuple[str | None, ...], lineno: int, vcol: int) -> Node:
+    """_value is the scalar (group 12) or the flow mapping (groups 4-11) after a key."""
+    get = _TOKENS.get
+    scalar = groups[11]
+    if scalar is not None:
+        vtag, vval = get(scalar) or _token(scalar)
+        return Scalar(vtag, vval, lineno, vcol)
+    pairs: list[tuple[Node, Node]] = []
+    c = vcol + 1
+    for i in range(3, 11, 2):
+        k = groups[i]
+        if k is None:
+            break
+        v = groups[i + 1]
+        assert v is not None
+        ptag, pval = get(k) or _token(k)
+        qtag, qval = get(v) or _token(v)
+        vc = c + len(k) + 2
+        pairs.append((Scalar(ptag, pval, lineno, c), Scalar(qtag, qval, lineno, vc)))
+        c = vc + len(v) + 2
+    return MapNode(pairs, lineno, vcol)
 
 
 def _flow_entry(m: re.Match[str], lineno: int) -> MapNode:
