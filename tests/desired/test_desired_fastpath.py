@@ -12,12 +12,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kquota.desired.document import ParsedFile, read_document
+from kquota.desired.document import ParsedEntry, ParsedFile, _Walker, read_document
 from kquota.desired.fastpath import parse_canonical, plain_lines
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode, compose
 from kquota.desired.problems import Problem, Problems
 from kquota.desired.reader import read_file
-from kquota.desired.scan import scan_canonical
+from kquota.desired.scan import EntryLine, scan_canonical
 
 # Tokens the fast reader takes (still awkward for YAML 1.1), and ones it must decline.
 SAFE = [
@@ -426,17 +426,82 @@ def test_plainly_valid_export_shaped_entries_skip_the_walker_and_read_the_same(
     taken: list[bool] = []
     from kquota.desired.document import DocumentReader
 
-    block_entry = DocumentReader._block_entry
+    entry_lines, block_entry = DocumentReader.entry_lines, DocumentReader._block_entry
+    from_nodes: list[bool] = []
 
-    def recorded(self: DocumentReader, node: MapNode) -> bool:
-        took = block_entry(self, node)
+    def recorded(self: DocumentReader, lines: list[EntryLine]) -> bool:
+        took = entry_lines(self, lines)
         taken.append(took)
         return took
 
-    monkeypatch.setattr(DocumentReader, "_block_entry", recorded)
+    def recorded_nodes(self: DocumentReader, node: MapNode) -> bool:
+        took = block_entry(self, node)
+        from_nodes.append(took)
+        return took
+
+    monkeypatch.setattr(DocumentReader, "entry_lines", recorded)
+    monkeypatch.setattr(DocumentReader, "_block_entry", recorded_nodes)
     assert scanned(text) is not None
     assert fast_path(text) == full_path(text)
     assert taken == [took for _, _, took in entries]
+    # What the lines decline, the nodes of the same entry decline too (then the walker).
+    assert from_nodes == [False] * taken.count(False)
+    # Read from nodes (not streamed as lines), the entries are taken alike.
+    monkeypatch.setattr(DocumentReader, "entry_lines", lambda self, lines: False)
+    from_nodes.clear()
+    assert fast_path(text) == full_path(text)
+    assert from_nodes == taken
     parsed, problems = fast_path(text)
     assert parsed is not None and problems
     assert (parsed.entries[0].at.line, parsed.entries[0].at.column) == (4, 5)
+
+
+# The ways people write a desired state (benchmarks/desired_styles.py times each at 100k):
+# the scanner reads every one of them whole, and what it reads is the composer's.
+_HEAD = "apiVersion: kquota/v1\nkind: ClientQuotas\n"
+STYLES = {
+    "export": _HEAD + "quotas:\n  # users\n  - match: {user: alice, client-id: app}\n"
+    "    set: {producer_byte_rate: 10MiB, request_percentage: 150}\n",
+    "flow-line": _HEAD + "quotas:\n  - {match: {user: alice}, set: {producer_byte_rate: 1}}\n"
+    "  - {match: {ip: 10.0.0.1}, set: {connection_creation_rate: 5}}\n",
+    "flow-double": _HEAD + 'quotas:\n  - match: {user: "svc-1", client-id: "app-1"}\n'
+    "    set: {consumer_byte_rate: 2048}\n",
+    "flow-single": _HEAD + "quotas:\n  - match: {user: 'svc-1', client-id: 'app-1'}\n"
+    "    set: {consumer_byte_rate: 2048}\n",
+    "block": _HEAD + "quotas:\n  - match:\n      user: alice\n      client-id: app\n"
+    "    set:\n      producer_byte_rate: 1048576\n      request_percentage: 150\n"
+    "  - match:\n        ip: 10.0.0.1\n    set:\n        connection_creation_rate: 5\n",
+    "units": _HEAD + "quotas:\n  - match: {user: alice}\n"
+    "    set: {producer_byte_rate: 1 MiB, consumer_byte_rate: 1048.576KB}\n"
+    "  - match: {user: bob}\n    set: {producer_byte_rate: 1024 KiB/s}\n",
+    "comments": _HEAD + "quotas:\n  # owner: team-1, ticket QUOTA-1\n"
+    "  - match: {user: alice}  # the first\n    set: {producer_byte_rate: 1}  # reviewed\n\n"
+    "  # owner: team-2\n  - match: {user: bob}\n    set: {producer_byte_rate: 2}\n",
+    "profiles": _HEAD + "profiles:\n  gold: {producer_byte_rate: 10MiB, consumer_byte_rate: 1}\n"
+    "  silver: {producer_byte_rate: 1MiB}\nquotas:\n  - match: {user: alice}\n"
+    "    profile: gold\n  - match: {user: bob, client-id: app}\n    profile: silver\n"
+    "    set: {request_percentage: 150}\n  - match:\n      user: carol\n    set:\n"
+    "      producer_byte_rate: 5\n    profile: gold\n",
+}
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_every_common_style_is_scanned_and_reads_as_the_composer_reads_it(
+    style: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = STYLES[style]
+    assert scanned(text) is not None, "this style fell off the scanner"
+    assert scanned(text) == composed(text)
+    walked: list[Node] = []
+    entry = _Walker.entry
+
+    def recorded(self: _Walker, node: Node) -> ParsedEntry | None:
+        walked.append(node)
+        return entry(self, node)
+
+    monkeypatch.setattr(_Walker, "entry", recorded)
+    fast = fast_path(text)
+    assert walked == [], "a plainly valid entry went to the walker"
+    assert fast == full_path(text)  # the composer's nodes, every entry through the walker
+    assert len(walked) == len(fast[0].entries) if fast[0] is not None else False
+    assert fast[0] is not None and fast[0].entries and fast[1] == []

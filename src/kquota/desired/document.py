@@ -38,7 +38,7 @@ from kquota.desired.nodes import (
     scalar_value,
 )
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.desired.scan import ENTRY_KEYS
+from kquota.desired.scan import ENTRY_KEYS, EntryLine
 from kquota.model import (
     CLIENT_ID,
     ENTITY_TYPES,
@@ -492,17 +492,65 @@ class DocumentReader:
                     return False
                 pairs.append((pk.value, pv.tag, pv.value))
             fields[k.value] = pairs
-        if len(fields) + (profile is not None) != len(node.pairs):
+        at = None if profile is None else (profile.value, profile.line, profile.col)
+        return self._take_entry(fields, at, len(node.pairs), node.line, node.col)
+
+    def entry_lines(self, lines: list[EntryLine]) -> bool:
+        """entry_lines takes an entry of ``key: {...}`` and ``key: scalar`` lines from the
+        scanner's groups, exactly as :meth:`_block_entry` takes its nodes; False: read it as
+        nodes."""
+        if not 2 <= len(lines) <= 3:
+            return False
+        get = _TOKENS.get
+        fields: dict[str | None, list[_Pair]] = {}
+        profile: tuple[str, int, int] | None = None
+        for groups, line, col in lines:
+            key_text = groups[2]
+            assert key_text is not None
+            key = _plain_key(key_text)
+            scalar = groups[11]
+            if key == "profile":
+                if profile is not None or scalar is None:
+                    return False
+                tag, value = get(scalar) or _token(scalar)
+                if tag != STR_TAG or not value:
+                    return False
+                profile = (value, line, col + len(key_text) + 2)
+                continue
+            if key is None or scalar is not None:
+                return False
+            pairs: list[_Pair] = []
+            for i in range(3, 11, 2):
+                k, v = groups[i], groups[i + 1]
+                if k is None or v is None:
+                    break
+                pairs.append((_plain_key(k), *(get(v) or _token(v))))
+            fields[key] = pairs
+        _, line, col = lines[0]
+        return self._take_entry(fields, profile, len(lines), line, col)
+
+    def _take_entry(
+        self,
+        fields: dict[str | None, list[_Pair]],
+        profile: tuple[str, int, int] | None,
+        written: int,
+        line: int,
+        col: int,
+    ) -> bool:
+        """_take_entry is :meth:`_take_plain` for an entry of ``written`` keys, ``profile``
+        (its name and position) one of them when not None."""
+        if len(fields) + (profile is not None) != written:
             return False  # a duplicate key
         if profile is None:
-            return self._take_plain(fields, node.line, node.col)
+            return self._take_plain(fields, line, col)
         set_written = "set" in fields
         if not set_written:
             fields["set"] = []  # a profile alone: the entry's own values are none
-        if not self._take_plain(fields, node.line, node.col, set_written):
+        if not self._take_plain(fields, line, col, set_written):
             return False
         taken = self._parsed.entries[-1]
-        taken.profile, taken.profile_at = profile.value, self._walker.at(profile)
+        name, at_line, at_col = profile
+        taken.profile, taken.profile_at = name, SourceLocation(self._walker.file, at_line, at_col)
         return True
 
     def _take_plain(

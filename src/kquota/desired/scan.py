@@ -46,11 +46,19 @@ FlowEntryTaker = Callable[[tuple[str | None, ...], int, int], bool]
 """Takes a one-line ``quotas`` entry from its match groups (see ``ENTRY_KEYS``), its column
 and line, without nodes; False hands it back to be read as nodes."""
 
+EntryLine = tuple[tuple[str | None, ...], int, int]
+"""One line of a block entry, ``match: {...}`` or ``profile: NAME``: its match groups (key in
+group 3, flow pairs in 4-11, a scalar in 12), its line and the key's column."""
+EntryLinesTaker = Callable[[list[EntryLine]], bool]
+"""Takes a block entry whose every line is ``key: {flow}`` or ``key: scalar`` (what ``kquota
+export`` writes) from its lines, without nodes; False hands it back to be read as nodes."""
+
 
 def scan_canonical(
     text: str,
     on_entry: Callable[[MapNode], None] | None = None,
     take_flow_entry: FlowEntryTaker | None = None,
+    take_entry_lines: EntryLinesTaker | None = None,
 ) -> Node | None:
     """scan_canonical reads ``text`` (LF line ends, see ``fastpath.plain_lines``) or declines.
 
@@ -58,13 +66,15 @@ def scan_canonical(
     it is complete instead of being kept in the list (which stays empty), so that a million
     entries never exist as nodes at once. It is called before the file is known to be
     canonical: when this returns None, the caller must drop whatever ``on_entry`` made.
-    ``take_flow_entry`` is offered each streamed one-line entry first (same caveat).
+    ``take_flow_entry`` is offered each streamed one-line entry first, ``take_entry_lines``
+    each streamed entry of ``key: value`` lines (same caveat).
     """
     if not text.endswith("\n"):
         return None
     top: MapNode | None = None
     seq: SeqNode | None = None
     item: MapNode | None = None
+    lines: list[EntryLine] | None = None  # the entry being read, while it needs no nodes
     pending: Scalar | None = None
     streamed: Callable[[MapNode], None] | None = None  # on_entry while in the quotas list
     seen_quotas = False
@@ -129,7 +139,12 @@ def scan_canonical(
                     pending = None
                 elif len(ind) != indent:
                     return None
-                if streamed is not None and item is not None:
+                if lines is not None:
+                    assert streamed is not None and take_entry_lines is not None
+                    if not take_entry_lines(lines):
+                        streamed(_entry(lines))
+                    lines = None
+                elif streamed is not None and item is not None:
                     streamed(item)
                 if flow_entry:
                     item = None  # a flow entry takes no more keys on the lines below it
@@ -140,12 +155,25 @@ def scan_canonical(
                     ):
                         streamed(_flow_entry(m, lineno))
                     continue
+                if (
+                    take_entry_lines is not None
+                    and streamed is not None
+                    and (groups[3] is not None or scalar is not None)
+                ):
+                    item, lines = None, [(groups, lineno, col)]
+                    continue
                 item = MapNode([], lineno, col)
                 if streamed is None:
                     seq.items.append(item)
-            elif item is None or len(ind) != indent + 2:
+            elif (item is None and lines is None) or len(ind) != indent + 2:
                 return None
+            elif lines is not None:
+                if groups[3] is not None or scalar is not None:
+                    lines.append((groups, lineno, col))
+                    continue
+                item, lines = _entry(lines), None  # a block mapping follows: nodes after all
             if groups[3] is None and scalar is None:
+                assert item is not None
                 opener, owner, owner_indent = Scalar(ktag, kval, lineno, col), item, col - 1
                 continue
             item.pairs.append(
@@ -154,7 +182,12 @@ def scan_canonical(
             continue
         if pending is not None:
             return None
-        if streamed is not None and item is not None:
+        if lines is not None:
+            assert streamed is not None and take_entry_lines is not None
+            if not take_entry_lines(lines):
+                streamed(_entry(lines))
+            lines = None
+        elif streamed is not None and item is not None:
             streamed(item)
         seq = item = streamed = None
         if top is None:
@@ -174,9 +207,28 @@ def scan_canonical(
             )
     if pos != len(text) or pending is not None or opener is not None:
         return None
-    if streamed is not None and item is not None:
+    if lines is not None:
+        assert streamed is not None and take_entry_lines is not None
+        if not take_entry_lines(lines):
+            streamed(_entry(lines))
+    elif streamed is not None and item is not None:
         streamed(item)
     return top
+
+
+def _entry(lines: list[EntryLine]) -> MapNode:
+    """_entry is the nodes of an entry read as lines (see ``EntryLine``)."""
+    get = _TOKENS.get
+    _, line, col = lines[0]
+    entry = MapNode([], line, col)
+    for groups, lineno, c in lines:
+        key = groups[2]
+        assert key is not None
+        ktag, kval = get(key) or _token(key)
+        entry.pairs.append(
+            (Scalar(ktag, kval, lineno, c), _value(groups, lineno, c + len(key) + 2))
+        )
+    return entry
 
 
 def _value(groups: tuple[str | None, ...], lineno: int, vcol: int) -> Node:
