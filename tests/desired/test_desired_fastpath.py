@@ -174,16 +174,22 @@ def assert_scanner_agrees(text: str) -> None:
         assert fast == composed(text)
         line_read = parse_canonical(text)  # the line reader takes no one-line flow entries
         assert line_read is None or fast == line_read
-        streamed: list[MapNode] = []
-        root = scan_canonical(text, streamed.append)
-        if root is not None:  # streaming may decline more (a duplicate quotas key)
-            assert isinstance(root, MapNode)
-            for key, value in root.pairs:
-                if isinstance(value, SeqNode) and not value.items and streamed:
-                    assert isinstance(key, Scalar) and key.value == "quotas"
-                    value.items.extend(streamed)
-                    streamed = []
-            assert root == fast
+        for as_lines in (False, True):  # entries read as nodes, or as lines then nodes
+            streamed: list[MapNode] = []
+            offered: list[int] = []
+            root = scan_canonical(
+                text,
+                streamed.append,
+                take_entry_lines=(lambda lines: offered.append(1) == 0) if as_lines else None,
+            )
+            if root is not None:  # streaming may decline more (a duplicate quotas key)
+                assert isinstance(root, MapNode)
+                for key, value in root.pairs:
+                    if isinstance(value, SeqNode) and not value.items and streamed:
+                        assert isinstance(key, Scalar) and key.value == "quotas"
+                        value.items.extend(streamed)
+                        streamed = []
+                assert root == fast
     expected = full_path(text)
     if expected[0] is not None:
         assert fast_path(text) == expected

@@ -496,26 +496,34 @@ class DocumentReader:
         return self._take_entry(fields, at, len(node.pairs), node.line, node.col)
 
     def entry_lines(self, lines: list[EntryLine]) -> bool:
-        """entry_lines takes an entry of ``key: {...}`` and ``key: scalar`` lines from the
-        scanner's groups, exactly as :meth:`_block_entry` takes its nodes; False: read it as
-        nodes."""
-        if not 2 <= len(lines) <= 3:
-            return False
+        """entry_lines takes an entry of ``key: {...}``, ``key: scalar`` and ``key:`` lines
+        (with the lines of its block mapping below it) from the scanner's groups, exactly as
+        :meth:`_block_entry` takes its nodes; False: read it as nodes."""
         get = _TOKENS.get
         fields: dict[str | None, list[_Pair]] = {}
         profile: tuple[str, int, int] | None = None
-        for groups, line, col in lines:
+        _, _, col = lines[0]
+        block: list[_Pair] | None = None
+        written = 0
+        for groups, line, c in lines:
             key_text = groups[2]
             assert key_text is not None
             key = _plain_key(key_text)
             scalar = groups[11]
+            if c > col:  # a line of the block mapping above: a scalar value, as in the nodes
+                assert block is not None
+                if scalar is None:
+                    return False
+                block.append((key, *(get(scalar) or _token(scalar))))
+                continue
+            written += 1
             if key == "profile":
                 if profile is not None or scalar is None:
                     return False
                 tag, value = get(scalar) or _token(scalar)
                 if tag != STR_TAG or not value:
                     return False
-                profile = (value, line, col + len(key_text) + 2)
+                profile = (value, line, c + len(key_text) + 2)
                 continue
             if key is None or scalar is not None:
                 return False
@@ -525,9 +533,11 @@ class DocumentReader:
                 if k is None or v is None:
                     break
                 pairs.append((_plain_key(k), *(get(v) or _token(v))))
+            block = pairs if groups[3] is None else None
             fields[key] = pairs
-        _, line, col = lines[0]
-        return self._take_entry(fields, profile, len(lines), line, col)
+        if not 2 <= written <= 3:
+            return False
+        return self._take_entry(fields, profile, written, lines[0][1], col)
 
     def _take_entry(
         self,

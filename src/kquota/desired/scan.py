@@ -47,11 +47,15 @@ FlowEntryTaker = Callable[[tuple[str | None, ...], int, int], bool]
 and line, without nodes; False hands it back to be read as nodes."""
 
 EntryLine = tuple[tuple[str | None, ...], int, int]
-"""One line of a block entry, ``match: {...}`` or ``profile: NAME``: its match groups (key in
-group 3, flow pairs in 4-11, a scalar in 12), its line and the key's column."""
+"""One line of a block entry, ``match: {...}``, ``profile: NAME`` or ``match:``: its match
+groups (key in group 3, flow pairs in 4-11, a scalar in 12), its line and the key's column.
+The lines of a block mapping (``user: alice`` below ``match:``) follow their key's line, and
+their column is greater than the entry's."""
 EntryLinesTaker = Callable[[list[EntryLine]], bool]
-"""Takes a block entry whose every line is ``key: {flow}`` or ``key: scalar`` (what ``kquota
-export`` writes) from its lines, without nodes; False hands it back to be read as nodes."""
+"""Takes a block entry from its lines, without nodes; False hands it back to be read as
+nodes."""
+# ``block`` while a block mapping of an entry read as lines is open (it is never filled).
+_IN_LINES = MapNode([], 0, 0)
 
 
 def scan_canonical(
@@ -113,11 +117,18 @@ def scan_canonical(
                 if groups[3] is None and scalar is None:
                     return None  # nested deeper than the shape this reads
                 if block is None:
-                    assert owner is not None and opener is not None
-                    block = MapNode([], lineno, n + 1)
+                    assert opener is not None
                     block_indent = n
-                    owner.pairs.append((opener, block))
+                    if owner is None:
+                        block = _IN_LINES
+                    else:
+                        block = MapNode([], lineno, n + 1)
+                        owner.pairs.append((opener, block))
                     opener = None
+                if block is _IN_LINES:
+                    assert lines is not None
+                    lines.append((groups, lineno, n + 1))
+                    continue
                 block.pairs.append(
                     (Scalar(ktag, kval, lineno, n + 1), _value(groups, lineno, n + len(key) + 3))
                 )
@@ -155,12 +166,10 @@ def scan_canonical(
                     ):
                         streamed(_flow_entry(m, lineno))
                     continue
-                if (
-                    take_entry_lines is not None
-                    and streamed is not None
-                    and (groups[3] is not None or scalar is not None)
-                ):
+                if take_entry_lines is not None and streamed is not None:
                     item, lines = None, [(groups, lineno, col)]
+                    if groups[3] is None and scalar is None:
+                        opener, owner, owner_indent = _KEY, None, col - 1
                     continue
                 item = MapNode([], lineno, col)
                 if streamed is None:
@@ -168,10 +177,10 @@ def scan_canonical(
             elif (item is None and lines is None) or len(ind) != indent + 2:
                 return None
             elif lines is not None:
-                if groups[3] is not None or scalar is not None:
-                    lines.append((groups, lineno, col))
-                    continue
-                item, lines = _entry(lines), None  # a block mapping follows: nodes after all
+                lines.append((groups, lineno, col))
+                if groups[3] is None and scalar is None:
+                    opener, owner, owner_indent = _KEY, None, col - 1
+                continue
             if groups[3] is None and scalar is None:
                 assert item is not None
                 opener, owner, owner_indent = Scalar(ktag, kval, lineno, col), item, col - 1
@@ -216,18 +225,30 @@ def scan_canonical(
     return top
 
 
+_KEY = Scalar(STR_TAG, "", 0, 0)  # ``opener`` of an entry read as lines (never a node)
+
+
 def _entry(lines: list[EntryLine]) -> MapNode:
     """_entry is the nodes of an entry read as lines (see ``EntryLine``)."""
     get = _TOKENS.get
     _, line, col = lines[0]
     entry = MapNode([], line, col)
+    block: MapNode | None = None
     for groups, lineno, c in lines:
         key = groups[2]
         assert key is not None
         ktag, kval = get(key) or _token(key)
-        entry.pairs.append(
-            (Scalar(ktag, kval, lineno, c), _value(groups, lineno, c + len(key) + 2))
-        )
+        pair = (Scalar(ktag, kval, lineno, c), _value(groups, lineno, c + len(key) + 2))
+        if c > col:  # a line of the block mapping opened above it
+            assert block is not None
+            if not block.pairs:  # the composer puts a block mapping at its first key
+                block.line, block.col = lineno, c
+            block.pairs.append(pair)
+        elif groups[3] is None and groups[11] is None:
+            block = MapNode([], 0, 0)
+            entry.pairs.append((pair[0], block))
+        else:
+            entry.pairs.append(pair)
     return entry
 
 
