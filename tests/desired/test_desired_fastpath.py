@@ -168,6 +168,10 @@ def fast_path(text: str) -> tuple[ParsedFile | None, list[Problem]]:
     return parsed, sorted(problems.items)
 
 
+def _decline_lines(lines: list[EntryLine]) -> bool:
+    return False  # so that every entry read as lines is made into nodes
+
+
 def assert_scanner_agrees(text: str) -> None:
     fast = scanned(text)
     if fast is not None:
@@ -176,11 +180,8 @@ def assert_scanner_agrees(text: str) -> None:
         assert line_read is None or fast == line_read
         for as_lines in (False, True):  # entries read as nodes, or as lines then nodes
             streamed: list[MapNode] = []
-            offered: list[int] = []
             root = scan_canonical(
-                text,
-                streamed.append,
-                take_entry_lines=(lambda lines: offered.append(1) == 0) if as_lines else None,
+                text, streamed.append, take_entry_lines=_decline_lines if as_lines else None
             )
             if root is not None:  # streaming may decline more (a duplicate quotas key)
                 assert isinstance(root, MapNode)
@@ -511,3 +512,22 @@ def test_every_common_style_is_scanned_and_reads_as_the_composer_reads_it(
     assert fast == full_path(text)  # the composer's nodes, every entry through the walker
     assert len(walked) == len(fast[0].entries) if fast[0] is not None else False
     assert fast[0] is not None and fast[0].entries and fast[1] == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.integers(0, 300).map(str), st.sampled_from(["00", "01", "010", "٣", ""])),
+        min_size=3,
+        max_size=5,
+    )
+)
+def test_canonical_ipv4_shortcut_is_canonical_ip(octets: list[str]) -> None:
+    from kquota.desired.document import _CANONICAL_V4
+    from kquota.names import canonical_ip
+
+    name = ".".join(octets)
+    if _CANONICAL_V4.fullmatch(name) is not None:
+        assert canonical_ip(name) == name
+    elif len(octets) == 4 and all(o.isascii() and o.isdigit() for o in octets):
+        assert canonical_ip(name) != name  # leading zeros or past 255: the long way says no

@@ -13,6 +13,7 @@ entity whose name reads ``<default>``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -66,6 +67,12 @@ _Pair = tuple[str | None, str, str]  # a flow pair: its key (None: not a string)
 def _plain_key(raw: str) -> str | None:
     tag, value = _TOKENS.get(raw) or _token(raw)
     return value if tag == STR_TAG else None
+
+
+# An IPv4 address as ipaddress spells it (no leading zeros): canonical_ip of such a name is
+# the name itself, which the parser takes about 4 us a name to say.
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_CANONICAL_V4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 
 
 _LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
@@ -585,7 +592,11 @@ class DocumentReader:
         for etype, tag, name in match:
             if etype == IP:
                 # Alone, and already in the one spelling kquota uses (so no zone id either).
-                if len(match) != 1 or tag != STR_TAG or "%" in name or canonical_ip(name) != name:
+                if len(match) != 1 or tag != STR_TAG:
+                    return False
+                if _CANONICAL_V4.fullmatch(name) is None and (
+                    "%" in name or canonical_ip(name) != name
+                ):
                     return False
                 parts[IP] = name
                 continue
