@@ -181,8 +181,8 @@ def scan_canonical(
                 if groups[3] is None and scalar is None:
                     opener, owner, owner_indent = _KEY, None, col - 1
                 continue
+            assert item is not None
             if groups[3] is None and scalar is None:
-                assert item is not None
                 opener, owner, owner_indent = Scalar(ktag, kval, lineno, col), item, col - 1
                 continue
             item.pairs.append(
