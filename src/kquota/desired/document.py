@@ -608,7 +608,10 @@ class DocumentReader:
                 or name == DEFAULT_NAME
                 or len(name) > _SURELY_SHORT
                 or not name.isascii()
-                or unusual_name(name)
+                # unusual_name for ASCII: whitespace other than the space is not printable
+                or not name.isprintable()
+                or name[0] == " "
+                or name[-1] == " "
             ):
                 return False
             parts[etype] = name
@@ -619,7 +622,9 @@ class DocumentReader:
         for key, tag, text in set_:
             if key not in keys or key in values:
                 return False
-            got = _quota_value(key, Scalar(tag, text, line, col))
+            got = _VALUES.get((key, tag, text))
+            if got is None:
+                got = _quota_value(key, Scalar(tag, text, line, col))
             if type(got) is not float:
                 return False
             values[key] = got
