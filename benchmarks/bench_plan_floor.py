@@ -1,19 +1,23 @@
-"""Offline plan against its floor (issue 12, goal 3): whole processes, peer in the same run.
+"""Offline plan against its floor (issues 12 and 22): whole processes, floor in the same run.
 
-For each size it generates the inputs of ``bench_plan.py`` (canonical desired-state YAML and
-a snapshot that differ by 1% updates, 0.5% creates, 0.5% removals), then runs, interleaved,
-``--rounds`` times each:
+For each size it generates the entities of ``bench_plan.py`` (a snapshot and a desired state
+that differ by 1% updates, 0.5% creates, 0.5% removals), writes the desired state in every
+style of ``desired_styles.py`` (export's form, one-line flow entries, quoted names, block
+mappings, units, comments, profiles, several files: the same entities and values), then runs,
+interleaved round by round and style by style, ``--rounds`` times each:
 
-- **kquota**: ``kquota plan DESIRED --snapshot SNAPSHOT --prune --allow-mass-removal
+- **kquota**: ``kquota plan FILES --snapshot SNAPSHOT --prune --allow-mass-removal
   --format json`` with the JSON plan written to a file (start-up, imports, reading and
   checking both files, planning, the digest, rendering: the whole command);
-- **floor**: a Python process that parses the same two files with yaml-rs (``yaml_rs.loads``)
+- **floor**: a Python process that parses the same files with yaml-rs (``yaml_rs.loads``)
   and the standard ``json`` module and does nothing else.
 
+Every style must give the same plan (its time and file positions aside), or the run stops.
 Wall and CPU time (user + system, from ``wait4``) are medians; peak RSS is the largest of
 the rounds. The machine is shared, so the CPU ratio is the steadier one.
 
-Usage: ``python benchmarks/bench_plan_floor.py [--sizes 100000,1000000] [--rounds 3]``;
+Usage: ``python benchmarks/bench_plan_floor.py [--sizes 100000,1000000] [--rounds 3]
+[--styles export,block,...]``;
 writes ``benchmarks/RESULTS-plan-styles.md`` (merged into BENCHMARKS.md by ``assemble.py``).
 Needs ``pip install yaml-rs`` (the peer only; kquota does not use it).
 """
