@@ -15,6 +15,7 @@ ORDER = [
     ("describe", "bench_describe.py"),
     ("wire", "bench_wire.py"),
     ("yaml", "bench_yaml_parse.py"),
+    ("plan-styles", "bench_plan_floor.py"),
     ("plan-floor", "bench_plan_floor.py"),
     ("impact", "bench_impact.py"),
     ("apply", "bench_apply.py"),
@@ -34,14 +35,15 @@ section with `python benchmarks/<script>` and then `python benchmarks/assemble.p
 """
 
 
-# Written by hand from the sections' numbers: where each goal of issue 12 stands.
-SUMMARY = HERE / "SUMMARY-issue12.md"
+# Written by hand from the sections' numbers: where each goal of issues 22 and 12 stands.
+SUMMARIES = [HERE / "SUMMARY-issue22.md", HERE / "SUMMARY-issue12.md"]
 
 
 def main() -> None:
     parts = [INTRO]
-    if SUMMARY.is_file():
-        parts.append(SUMMARY.read_text().strip())
+    for summary in SUMMARIES:
+        if summary.is_file():
+            parts.append(summary.read_text().strip())
     for area, script in ORDER:
         results = HERE / f"RESULTS-{area}.md"
         if results.is_file():

@@ -29,16 +29,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kquota.model import Entity
 
 HERE = Path(__file__).resolve().parent
 KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
 
 
-def generate(n: int, folder: Path, desired_format: str) -> tuple[Path, Path]:
-    """generate writes snapshot.json and the desired state for n entities (deterministic)."""
+def states(n: int) -> tuple[dict[Entity, dict[str, float]], dict[Entity, dict[str, float]]]:
+    """states is the desired state and the snapshot for n entities (deterministic)."""
     from kquota.model import Entity
-    from kquota.render.desired_yaml import render_desired
-    from kquota.snapshot import dump_snapshot
 
     snapshot: dict[Entity, dict[str, float]] = {}
     desired: dict[Entity, dict[str, float]] = {}
@@ -68,6 +70,15 @@ def generate(n: int, folder: Path, desired_format: str) -> tuple[Path, Path]:
         else:
             snapshot[entity] = values
             desired[entity] = dict(values)
+    return desired, snapshot
+
+
+def generate(n: int, folder: Path, desired_format: str) -> tuple[Path, Path]:
+    """generate writes snapshot.json and the desired state for n entities (deterministic)."""
+    from kquota.render.desired_yaml import render_desired
+    from kquota.snapshot import dump_snapshot
+
+    desired, snapshot = states(n)
     snap_path = folder / "snapshot.json"
     snap_path.write_bytes(dump_snapshot(snapshot))
     if desired_format == "yaml":

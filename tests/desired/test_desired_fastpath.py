@@ -12,12 +12,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kquota.desired.document import ParsedFile, read_document
+from kquota.desired.document import ParsedEntry, ParsedFile, _Walker, read_document
 from kquota.desired.fastpath import parse_canonical, plain_lines
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode, compose
 from kquota.desired.problems import Problem, Problems
 from kquota.desired.reader import read_file
-from kquota.desired.scan import scan_canonical
+from kquota.desired.scan import EntryLine, scan_canonical
 
 # Tokens the fast reader takes (still awkward for YAML 1.1), and ones it must decline.
 SAFE = [
@@ -168,22 +168,29 @@ def fast_path(text: str) -> tuple[ParsedFile | None, list[Problem]]:
     return parsed, sorted(problems.items)
 
 
+def _decline_lines(lines: list[EntryLine]) -> bool:
+    return False  # so that every entry read as lines is made into nodes
+
+
 def assert_scanner_agrees(text: str) -> None:
     fast = scanned(text)
     if fast is not None:
         assert fast == composed(text)
         line_read = parse_canonical(text)  # the line reader takes no one-line flow entries
         assert line_read is None or fast == line_read
-        streamed: list[MapNode] = []
-        root = scan_canonical(text, streamed.append)
-        if root is not None:  # streaming may decline more (a duplicate quotas key)
-            assert isinstance(root, MapNode)
-            for key, value in root.pairs:
-                if isinstance(value, SeqNode) and not value.items and streamed:
-                    assert isinstance(key, Scalar) and key.value == "quotas"
-                    value.items.extend(streamed)
-                    streamed = []
-            assert root == fast
+        for as_lines in (False, True):  # entries read as nodes, or as lines then nodes
+            streamed: list[MapNode] = []
+            root = scan_canonical(
+                text, streamed.append, take_entry_lines=_decline_lines if as_lines else None
+            )
+            if root is not None:  # streaming may decline more (a duplicate quotas key)
+                assert isinstance(root, MapNode)
+                for key, value in root.pairs:
+                    if isinstance(value, SeqNode) and not value.items and streamed:
+                        assert isinstance(key, Scalar) and key.value == "quotas"
+                        value.items.extend(streamed)
+                        streamed = []
+                assert root == fast
     expected = full_path(text)
     if expected[0] is not None:
         assert fast_path(text) == expected
@@ -198,7 +205,14 @@ def test_desired_scanner_equals_composer(text: str) -> None:
 @st.composite
 def exported(draw: st.DrawFn) -> str:
     """exported writes what ``kquota export`` writes, from awkward names and values."""
-    lines = ["# header", "apiVersion: kquota/v1", "kind: ClientQuotas", "quotas:"]
+    lines = ["# header", "apiVersion: kquota/v1", "kind: ClientQuotas"]
+    if draw(st.booleans()):  # profiles, one a line
+        lines.append("profiles:")
+        for name in draw(st.lists(token, max_size=3)):
+            keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=3))
+            values = ", ".join(f"{k}: {draw(st.sampled_from(VALUES))}" for k in keys)
+            lines.append(f"  {name}: {{{values}}}")
+    lines.append("quotas:")
     for _ in range(draw(st.integers(0, 4))):
         if draw(st.booleans()):
             lines.append(draw(st.sampled_from(["  # users", "", "  # ip addresses"])))
@@ -207,16 +221,41 @@ def exported(draw: st.DrawFn) -> str:
         keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=4))
         values = ", ".join(f"{k}: {draw(st.sampled_from(VALUES))}" for k in keys)
         second = draw(st.sampled_from(["set", "set", "profile"]))
-        if draw(st.booleans()):  # what export writes
+        form = draw(st.sampled_from(["export", "line", "block"]))
+        if form == "export":
             lines.append(f"  - match: {{{match}}}")
             lines.append(f"    {second}: {{{values}}}")
+            if draw(st.booleans()):
+                lines.append(f"    profile: {draw(token)}")
+        elif form == "block":  # match: and set: on lines of their own, one key a line
+            nested = " " * draw(st.sampled_from([5, 6, 8]))
+            lines.append("  - match:" + draw(st.sampled_from(["", "  # c"])))
+            lines += [f"{nested}{pair}" for pair in match.split(", ")]
+            lines.append(f"    {second}:")
+            lines += [f"{nested}{pair}" for pair in values.split(", ")]
         else:  # a whole entry on one line, as people write it too
             lines.append(f"  - {{match: {{{match}}}, {second}: {{{values}}}}}")
     return "\n".join(lines) + "\n"
 
 
 KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "x", "'set'"]
-VALUES = ["1048576", "10MiB", "1.5", "1e3", "010", "yes", "~", "0", "-1", '"5"', "1.0e+300"]
+VALUES = [
+    "1048576",
+    "10MiB",
+    "1.5",
+    "1e3",
+    "010",
+    "yes",
+    "~",
+    "0",
+    "-1",
+    '"5"',
+    "1.0e+300",
+    "10 MiB",
+    "1024 KiB/s",
+    "2001-12-14 21:59:43",
+    "a b  c",
+]
 
 
 @settings(max_examples=400, deadline=None)
@@ -261,7 +300,10 @@ def test_desired_scanner_mutated_files_agree_or_decline(
         "quotas:\n  - match: {user: a,b: c}\n",  # no space after the comma
         "quotas:\n  - match: {}\n",  # empty flow mapping
         "quotas:\n  - match: {a: 1, b: 2, c: 3, d: 4, e: 5}\n",  # five pairs
-        "profiles:\n  gold: {a: 1}\n",  # a nested block mapping
+        "profiles:\n  gold:\n    a: 1\n",  # block mappings two levels deep
+        "quotas:\n  - match:\n    set: {a: 1}\n",  # a key with nothing below it (null)
+        "quotas:\n  - match:\n      user: a\n     client-id: b\n",  # uneven block keys
+        'quotas:\n  - match: {user: "a" b}\n',  # a word after a quoted scalar
         "quotas:\n  - {match: {user: a}}\n",  # a flow entry of one key
         "quotas:\n  - {match: {user: a}, set: {b: 1}}\n    profile: x\n",  # then a block key
         "quotas:\n  - {match: {user: a},set: {b: 1}}\n",  # no space after the comma
@@ -367,7 +409,18 @@ def test_plainly_valid_export_shaped_entries_skip_the_walker_and_read_the_same(
         ('match: {user: " pad"}', "set: {producer_byte_rate: 1}", False),
         ("match: {user: a}", "set: {producer_byte_rate: 1, producer_byte_rate: 2}", False),
         ("match: {user: a}", "set: {request_percentage: yes}", False),
-        ("match: {user: a}", "profile: gold", False),
+        ("match: {user: a}", "profile: gold", True),  # unknown here: merging says so
+        ("match: {user: a}", "profile: gold\n    set: {request_percentage: 5}", True),
+        ("match: {user: a}", "profile: gold\n    set: {producer_byte_rate: 0}", False),
+        ("match: {user: a}", "profile: gold\n    profile: gold", False),
+        ("match: {user: a}", "profile: ''", False),
+        ("match: {user: a}", "profile: 1", False),
+        ("match: {user: a}", "profile: {x: 1}", False),
+        (
+            "match: {user: a}",
+            "set: {producer_byte_rate: 1}\n    profile: gold\n    match: {user: b}",
+            False,
+        ),
         ("match: {user: a}", "match: {user: b}", False),
         (
             "match: {user: a}",
@@ -380,17 +433,101 @@ def test_plainly_valid_export_shaped_entries_skip_the_walker_and_read_the_same(
     taken: list[bool] = []
     from kquota.desired.document import DocumentReader
 
-    block_entry = DocumentReader._block_entry
+    entry_lines, block_entry = DocumentReader.entry_lines, DocumentReader._block_entry
+    from_nodes: list[bool] = []
 
-    def recorded(self: DocumentReader, node: MapNode) -> bool:
-        took = block_entry(self, node)
+    def recorded(self: DocumentReader, lines: list[EntryLine]) -> bool:
+        took = entry_lines(self, lines)
         taken.append(took)
         return took
 
-    monkeypatch.setattr(DocumentReader, "_block_entry", recorded)
+    def recorded_nodes(self: DocumentReader, node: MapNode) -> bool:
+        took = block_entry(self, node)
+        from_nodes.append(took)
+        return took
+
+    monkeypatch.setattr(DocumentReader, "entry_lines", recorded)
+    monkeypatch.setattr(DocumentReader, "_block_entry", recorded_nodes)
     assert scanned(text) is not None
     assert fast_path(text) == full_path(text)
     assert taken == [took for _, _, took in entries]
+    # What the lines decline, the nodes of the same entry decline too (then the walker).
+    assert from_nodes == [False] * taken.count(False)
+    # Read from nodes (not streamed as lines), the entries are taken alike.
+    monkeypatch.setattr(DocumentReader, "entry_lines", lambda self, lines: False)
+    from_nodes.clear()
+    assert fast_path(text) == full_path(text)
+    assert from_nodes == taken
     parsed, problems = fast_path(text)
     assert parsed is not None and problems
     assert (parsed.entries[0].at.line, parsed.entries[0].at.column) == (4, 5)
+
+
+# The ways people write a desired state (benchmarks/desired_styles.py times each at 100k):
+# the scanner reads every one of them whole, and what it reads is the composer's.
+_HEAD = "apiVersion: kquota/v1\nkind: ClientQuotas\n"
+STYLES = {
+    "export": _HEAD + "quotas:\n  # users\n  - match: {user: alice, client-id: app}\n"
+    "    set: {producer_byte_rate: 10MiB, request_percentage: 150}\n",
+    "flow-line": _HEAD + "quotas:\n  - {match: {user: alice}, set: {producer_byte_rate: 1}}\n"
+    "  - {match: {ip: 10.0.0.1}, set: {connection_creation_rate: 5}}\n",
+    "flow-double": _HEAD + 'quotas:\n  - match: {user: "svc-1", client-id: "app-1"}\n'
+    "    set: {consumer_byte_rate: 2048}\n",
+    "flow-single": _HEAD + "quotas:\n  - match: {user: 'svc-1', client-id: 'app-1'}\n"
+    "    set: {consumer_byte_rate: 2048}\n",
+    "block": _HEAD + "quotas:\n  - match:\n      user: alice\n      client-id: app\n"
+    "    set:\n      producer_byte_rate: 1048576\n      request_percentage: 150\n"
+    "  - match:\n        ip: 10.0.0.1\n    set:\n        connection_creation_rate: 5\n",
+    "units": _HEAD + "quotas:\n  - match: {user: alice}\n"
+    "    set: {producer_byte_rate: 1 MiB, consumer_byte_rate: 1048.576KB}\n"
+    "  - match: {user: bob}\n    set: {producer_byte_rate: 1024 KiB/s}\n",
+    "comments": _HEAD + "quotas:\n  # owner: team-1, ticket QUOTA-1\n"
+    "  - match: {user: alice}  # the first\n    set: {producer_byte_rate: 1}  # reviewed\n\n"
+    "  # owner: team-2\n  - match: {user: bob}\n    set: {producer_byte_rate: 2}\n",
+    "profiles": _HEAD + "profiles:\n  gold: {producer_byte_rate: 10MiB, consumer_byte_rate: 1}\n"
+    "  silver: {producer_byte_rate: 1MiB}\nquotas:\n  - match: {user: alice}\n"
+    "    profile: gold\n  - match: {user: bob, client-id: app}\n    profile: silver\n"
+    "    set: {request_percentage: 150}\n  - match:\n      user: carol\n    set:\n"
+    "      producer_byte_rate: 5\n    profile: gold\n",
+}
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_every_common_style_is_scanned_and_reads_as_the_composer_reads_it(
+    style: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = STYLES[style]
+    assert scanned(text) is not None, "this style fell off the scanner"
+    assert scanned(text) == composed(text)
+    walked: list[Node] = []
+    entry = _Walker.entry
+
+    def recorded(self: _Walker, node: Node) -> ParsedEntry | None:
+        walked.append(node)
+        return entry(self, node)
+
+    monkeypatch.setattr(_Walker, "entry", recorded)
+    fast = fast_path(text)
+    assert walked == [], "a plainly valid entry went to the walker"
+    assert fast == full_path(text)  # the composer's nodes, every entry through the walker
+    assert len(walked) == len(fast[0].entries) if fast[0] is not None else False
+    assert fast[0] is not None and fast[0].entries and fast[1] == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.integers(0, 300).map(str), st.sampled_from(["00", "01", "010", "٣", ""])),
+        min_size=3,
+        max_size=5,
+    )
+)
+def test_canonical_ipv4_shortcut_is_canonical_ip(octets: list[str]) -> None:
+    from kquota.desired.document import _CANONICAL_V4
+    from kquota.names import canonical_ip
+
+    name = ".".join(octets)
+    if _CANONICAL_V4.fullmatch(name) is not None:
+        assert canonical_ip(name) == name
+    elif len(octets) == 4 and all(o.isascii() and o.isdigit() for o in octets):
+        assert canonical_ip(name) != name  # leading zeros or past 255: the long way says no

@@ -13,6 +13,7 @@ entity whose name reads ``<default>``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -38,7 +39,7 @@ from kquota.desired.nodes import (
     scalar_value,
 )
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.desired.scan import ENTRY_KEYS
+from kquota.desired.scan import ENTRY_KEYS, EntryLine
 from kquota.model import (
     CLIENT_ID,
     ENTITY_TYPES,
@@ -66,6 +67,12 @@ _Pair = tuple[str | None, str, str]  # a flow pair: its key (None: not a string)
 def _plain_key(raw: str) -> str | None:
     tag, value = _TOKENS.get(raw) or _token(raw)
     return value if tag == STR_TAG else None
+
+
+# An IPv4 address as ipaddress spells it (no leading zeros): canonical_ip of such a name is
+# the name itself, which the parser takes about 4 us a name to say.
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_CANONICAL_V4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 
 
 _LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
@@ -468,13 +475,23 @@ class DocumentReader:
         return self._take_plain(fields, line, col)
 
     def _block_entry(self, node: MapNode) -> bool:
-        """_block_entry takes the entry ``kquota export`` writes, ``- match: {...}`` then
-        ``set: {...}``, from its nodes (see :meth:`_take_plain`); False: the walker reads it."""
-        if len(node.pairs) != 2:  # match and set, each once, nothing else
+        """_block_entry takes an entry from its nodes: ``match`` and ``set`` as ``kquota
+        export`` writes them or as block mappings, and optionally ``profile: NAME`` (see
+        :meth:`_take_plain`); False: the walker reads it."""
+        if not 2 <= len(node.pairs) <= 3:  # match, set and profile, each once at most
             return False
         fields: dict[str | None, list[_Pair]] = {}
+        profile: Scalar | None = None
         for k, v in node.pairs:
-            if type(k) is not Scalar or k.tag != STR_TAG or type(v) is not MapNode:
+            if type(k) is not Scalar or k.tag != STR_TAG:
+                return False
+            if k.value == "profile":
+                # The walker's own test of a profile name, once (fields counts the rest).
+                if profile is not None or type(v) is not Scalar or v.tag != STR_TAG or not v.value:
+                    return False
+                profile = v
+                continue
+            if type(v) is not MapNode:
                 return False
             pairs: list[_Pair] = []
             for pk, pv in v.pairs:
@@ -482,16 +499,92 @@ class DocumentReader:
                     return False
                 pairs.append((pk.value, pv.tag, pv.value))
             fields[k.value] = pairs
-        return self._take_plain(fields, node.line, node.col)
+        at = None if profile is None else (profile.value, profile.line, profile.col)
+        return self._take_entry(fields, at, len(node.pairs), node.line, node.col)
 
-    def _take_plain(self, fields: dict[str | None, list[_Pair]], line: int, col: int) -> bool:
+    def entry_lines(self, lines: list[EntryLine]) -> bool:
+        """entry_lines takes an entry of ``key: {...}``, ``key: scalar`` and ``key:`` lines
+        (with the lines of its block mapping below it) from the scanner's groups, exactly as
+        :meth:`_block_entry` takes its nodes; False: read it as nodes."""
+        get = _TOKENS.get
+        fields: dict[str | None, list[_Pair]] = {}
+        profile: tuple[str, int, int] | None = None
+        _, _, col = lines[0]
+        block: list[_Pair] | None = None
+        written = 0
+        for groups, line, c in lines:
+            key_text = groups[2]
+            assert key_text is not None
+            key = _plain_key(key_text)
+            scalar = groups[11]
+            if c > col:  # a line of the block mapping above: a scalar value, as in the nodes
+                assert block is not None
+                if scalar is None:
+                    return False
+                block.append((key, *(get(scalar) or _token(scalar))))
+                continue
+            written += 1
+            if key == "profile":
+                if profile is not None or scalar is None:
+                    return False
+                tag, value = get(scalar) or _token(scalar)
+                if tag != STR_TAG or not value:
+                    return False
+                profile = (value, line, c + len(key_text) + 2)
+                continue
+            if key is None or scalar is not None:
+                return False
+            pairs: list[_Pair] = []
+            for i in range(3, 11, 2):
+                k, v = groups[i], groups[i + 1]
+                if k is None or v is None:
+                    break
+                pairs.append((_plain_key(k), *(get(v) or _token(v))))
+            block = pairs if groups[3] is None else None
+            fields[key] = pairs
+        if not 2 <= written <= 3:
+            return False
+        return self._take_entry(fields, profile, written, lines[0][1], col)
+
+    def _take_entry(
+        self,
+        fields: dict[str | None, list[_Pair]],
+        profile: tuple[str, int, int] | None,
+        written: int,
+        line: int,
+        col: int,
+    ) -> bool:
+        """_take_entry is :meth:`_take_plain` for an entry of ``written`` keys, ``profile``
+        (its name and position) one of them when not None."""
+        if len(fields) + (profile is not None) != written:
+            return False  # a duplicate key
+        if profile is None:
+            return self._take_plain(fields, line, col)
+        set_written = "set" in fields
+        if not set_written:
+            fields["set"] = []  # a profile alone: the entry's own values are none
+        if not self._take_plain(fields, line, col, set_written):
+            return False
+        taken = self._parsed.entries[-1]
+        name, at_line, at_col = profile
+        taken.profile, taken.profile_at = name, SourceLocation(self._walker.file, at_line, at_col)
+        return True
+
+    def _take_plain(
+        self,
+        fields: dict[str | None, list[_Pair]],
+        line: int,
+        col: int,
+        set_written: bool = True,
+    ) -> bool:
         """_take_plain adds the entry whose ``match`` and ``set`` are ``fields`` (key, value tag,
         value text) when it is plainly valid: user and client-id names that are plain short
         printable ASCII strings, or one ip in its canonical spelling; keys allowed for them,
         each once; values the walker takes; nothing else. That is the walker's own verdict
         on such an entry, without its general checks (most of a large file's load). Anything
         else returns False, and the walker reads the entry, so every problem and warning
-        comes from one place."""
+        comes from one place. ``set_written`` False: the entry has no ``set`` but names a
+        profile (checked by the caller), and its own values are none (the walker's ``{}``)."""
         match, set_ = fields.get("match"), fields.get("set")
         if match is None or set_ is None or len(fields) != 2:
             return False
@@ -499,7 +592,11 @@ class DocumentReader:
         for etype, tag, name in match:
             if etype == IP:
                 # Alone, and already in the one spelling kquota uses (so no zone id either).
-                if len(match) != 1 or tag != STR_TAG or "%" in name or canonical_ip(name) != name:
+                if len(match) != 1 or tag != STR_TAG:
+                    return False
+                if _CANONICAL_V4.fullmatch(name) is None and (
+                    "%" in name or canonical_ip(name) != name
+                ):
                     return False
                 parts[IP] = name
                 continue
@@ -511,7 +608,10 @@ class DocumentReader:
                 or name == DEFAULT_NAME
                 or len(name) > _SURELY_SHORT
                 or not name.isascii()
-                or unusual_name(name)
+                # unusual_name for ASCII: whitespace other than the space is not printable
+                or not name.isprintable()
+                or name[0] == " "
+                or name[-1] == " "
             ):
                 return False
             parts[etype] = name
@@ -522,17 +622,19 @@ class DocumentReader:
         for key, tag, text in set_:
             if key not in keys or key in values:
                 return False
-            got = _quota_value(key, Scalar(tag, text, line, col))
+            got = _VALUES.get((key, tag, text))
+            if got is None:
+                got = _quota_value(key, Scalar(tag, text, line, col))
             if type(got) is not float:
                 return False
             values[key] = got
-        if not values:
+        if not values and set_written:
             return False
         walker = self._walker
         self._parsed.entries.append(
             ParsedEntry(
                 Entity.of_checked(parts),
-                pooled(values, walker.pool),
+                pooled(values, walker.pool) if values else values,
                 SourceLocation(walker.file, line, col),
             )
         )

@@ -29,8 +29,10 @@ _NON_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
 # Plain scalars: no indicator first, nothing that ends or splits a scalar in flow context.
-_PLAIN = r"[A-Za-z0-9_<./+~][A-Za-z0-9_<>./+~=@-]*"
-_SCALAR = rf"""(?:"[^"\\\x00-\x1f\x7f]*"|'[^'\x00-\x1f\x7f]*'|{_PLAIN})"""
+_PLAIN_CHARS = r"[A-Za-z0-9_<>./+~=@-]"
+_PLAIN = rf"[A-Za-z0-9_<./+~]{_PLAIN_CHARS}*"
+_QUOTED = r"""(?:"[^"\\\x00-\x1f\x7f]*"|'[^'\x00-\x1f\x7f]*')"""
+_SCALAR = rf"(?:{_QUOTED}|{_PLAIN})"
 _FLOW = rf"\{{ *(?:{_SCALAR}: +{_SCALAR}(?: *, *{_SCALAR}: +{_SCALAR})*)? *\}}"
 _TAIL = r"(?: +#.*| *)$"
 _TOP = re.compile(rf"({_PLAIN}):(?: +({_SCALAR}))?{_TAIL}")

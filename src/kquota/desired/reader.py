@@ -30,7 +30,7 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
     if text is not None:
         found = Problems()
         document = DocumentReader(file, found)
-        root = scan_canonical(text, document.entry, document.flow_entry)
+        root = scan_canonical(text, document.entry, document.flow_entry, document.entry_lines)
         if root is not None:
             parsed = document.finish(root)
             problems.items.extend(found.items)

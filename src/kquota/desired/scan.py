@@ -19,19 +19,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kquota.desired.fastpath import _PLAIN, _SCALAR, _TOKENS, _token
+from kquota.desired.fastpath import _PLAIN, _PLAIN_CHARS, _QUOTED, _SCALAR, _TOKENS, _token
 from kquota.desired.nodes import STR_TAG, MapNode, Node, Scalar, SeqNode
 
 QUOTAS = "quotas"
 
+# A value may be plain words with one space between them (``10 MiB``): YAML reads that as
+# one plain scalar in block and in flow context alike (neither ``: `` nor `` #`` nor ``,``
+# can be in it), with the spaces kept.
+_V = rf"({_QUOTED}|{_PLAIN}(?: {_PLAIN_CHARS}+)*)"
 _S = f"({_SCALAR})"
-_FLOW = rf"\{{{_S}: {_S}(?:, {_S}: {_S})?(?:, {_S}: {_S})?(?:, {_S}: {_S})?\}}"
+_FLOW = rf"\{{{_S}: {_V}(?:, {_S}: {_V})?(?:, {_S}: {_V})?(?:, {_S}: {_V})?\}}"
 _END = r"(?: +#[^\n]*| *)\n"
 # Groups: 1 indent, 2 "- ", 3 key, 4-11 flow pairs, 12 scalar value. A whole entry on one
 # line, ``- {match: {...}, set: {...}}``: 13 indent, 14 and 23 keys, 15-22 and 24-31 their
 # flow pairs. Blank and comment lines match with no group set.
 _LINE = re.compile(
-    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_S}))?{_END}"
+    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_V}))?{_END}"
     rf"|( *)- \{{({_PLAIN}): {_FLOW}, ({_PLAIN}): {_FLOW}\}}{_END}"
     r"| *(?:#[^\n]*)?\n"
 )
@@ -42,11 +46,23 @@ FlowEntryTaker = Callable[[tuple[str | None, ...], int, int], bool]
 """Takes a one-line ``quotas`` entry from its match groups (see ``ENTRY_KEYS``), its column
 and line, without nodes; False hands it back to be read as nodes."""
 
+EntryLine = tuple[tuple[str | None, ...], int, int]
+"""One line of a block entry, ``match: {...}``, ``profile: NAME`` or ``match:``: its match
+groups (key in group 3, flow pairs in 4-11, a scalar in 12), its line and the key's column.
+The lines of a block mapping (``user: alice`` below ``match:``) follow their key's line, and
+their column is greater than the entry's."""
+EntryLinesTaker = Callable[[list[EntryLine]], bool]
+"""Takes a block entry from its lines, without nodes; False hands it back to be read as
+nodes."""
+# ``block`` while a block mapping of an entry read as lines is open (it is never filled).
+_IN_LINES = MapNode([], 0, 0)
+
 
 def scan_canonical(
     text: str,
     on_entry: Callable[[MapNode], None] | None = None,
     take_flow_entry: FlowEntryTaker | None = None,
+    take_entry_lines: EntryLinesTaker | None = None,
 ) -> Node | None:
     """scan_canonical reads ``text`` (LF line ends, see ``fastpath.plain_lines``) or declines.
 
@@ -54,17 +70,28 @@ def scan_canonical(
     it is complete instead of being kept in the list (which stays empty), so that a million
     entries never exist as nodes at once. It is called before the file is known to be
     canonical: when this returns None, the caller must drop whatever ``on_entry`` made.
-    ``take_flow_entry`` is offered each streamed one-line entry first (same caveat).
+    ``take_flow_entry`` is offered each streamed one-line entry first, ``take_entry_lines``
+    each streamed entry of ``key: value`` lines (same caveat).
     """
     if not text.endswith("\n"):
         return None
     top: MapNode | None = None
     seq: SeqNode | None = None
     item: MapNode | None = None
+    lines: list[EntryLine] | None = None  # the entry being read, while it needs no nodes
     pending: Scalar | None = None
     streamed: Callable[[MapNode], None] | None = None  # on_entry while in the quotas list
     seen_quotas = False
     indent = -1
+    # A key written "key:" with a block mapping on the lines below it (``match:`` then one
+    # ``user: alice`` a line; ``profiles:`` then one profile a line): ``opener`` is that key
+    # until its first line comes, ``owner`` the mapping it belongs to, ``owner_indent`` the
+    # key's own indentation; ``block`` the mapping being filled, one level deep only.
+    opener: Scalar | None = None
+    owner: MapNode | None = None
+    owner_indent = 0
+    block: MapNode | None = None
+    block_indent = 0
     get = _TOKENS.get
     pos = 0
     lineno = 0
@@ -82,9 +109,34 @@ def scan_canonical(
             continue  # blank or comment line
         else:
             ktag, kval = get(key) or _token(key)
+            if pending is not None and dash is None and ind:
+                opener, owner, owner_indent, pending = pending, top, 0, None
+        if opener is not None or block is not None:
+            n = len(ind)
+            if dash is None and n > owner_indent and (block is None or n == block_indent):
+                if groups[3] is None and scalar is None:
+                    return None  # nested deeper than the shape this reads
+                if block is None:
+                    assert opener is not None
+                    block_indent = n
+                    if owner is None:
+                        block = _IN_LINES
+                    else:
+                        block = MapNode([], lineno, n + 1)
+                        owner.pairs.append((opener, block))
+                    opener = None
+                if block is _IN_LINES:
+                    assert lines is not None
+                    lines.append((groups, lineno, n + 1))
+                    continue
+                block.pairs.append(
+                    (Scalar(ktag, kval, lineno, n + 1), _value(groups, lineno, n + len(key) + 3))
+                )
+                continue
+            if opener is not None:
+                return None  # "key:" with nothing below it reads as null: leave that to YAML
+            block = None
         if dash is not None or ind:
-            if groups[3] is None and scalar is None and not flow_entry:
-                return None
             col = len(ind) + (3 if dash is not None else 1)
             if dash is not None:
                 if seq is None:
@@ -98,7 +150,12 @@ def scan_canonical(
                     pending = None
                 elif len(ind) != indent:
                     return None
-                if streamed is not None and item is not None:
+                if lines is not None:
+                    assert streamed is not None and take_entry_lines is not None
+                    if not take_entry_lines(lines):
+                        streamed(_entry(lines))
+                    lines = None
+                elif streamed is not None and item is not None:
                     streamed(item)
                 if flow_entry:
                     item = None  # a flow entry takes no more keys on the lines below it
@@ -109,35 +166,37 @@ def scan_canonical(
                     ):
                         streamed(_flow_entry(m, lineno))
                     continue
+                if take_entry_lines is not None and streamed is not None:
+                    item, lines = None, [(groups, lineno, col)]
+                    if groups[3] is None and scalar is None:
+                        opener, owner, owner_indent = _KEY, None, col - 1
+                    continue
                 item = MapNode([], lineno, col)
                 if streamed is None:
                     seq.items.append(item)
-            elif item is None or len(ind) != indent + 2:
+            elif (item is None and lines is None) or len(ind) != indent + 2:
                 return None
-            vcol = col + len(key) + 2
-            value: Node
-            if scalar is not None:
-                vtag, vval = get(scalar) or _token(scalar)
-                value = Scalar(vtag, vval, lineno, vcol)
-            else:
-                pairs: list[tuple[Node, Node]] = []
-                c = vcol + 1
-                for i in range(3, 11, 2):
-                    k = groups[i]
-                    if k is None:
-                        break
-                    v = groups[i + 1]
-                    ptag, pval = get(k) or _token(k)
-                    qtag, qval = get(v) or _token(v)
-                    vc = c + len(k) + 2
-                    pairs.append((Scalar(ptag, pval, lineno, c), Scalar(qtag, qval, lineno, vc)))
-                    c = vc + len(v) + 2
-                value = MapNode(pairs, lineno, vcol)
-            item.pairs.append((Scalar(ktag, kval, lineno, col), value))
+            elif lines is not None:
+                lines.append((groups, lineno, col))
+                if groups[3] is None and scalar is None:
+                    opener, owner, owner_indent = _KEY, None, col - 1
+                continue
+            assert item is not None
+            if groups[3] is None and scalar is None:
+                opener, owner, owner_indent = Scalar(ktag, kval, lineno, col), item, col - 1
+                continue
+            item.pairs.append(
+                (Scalar(ktag, kval, lineno, col), _value(groups, lineno, col + len(key) + 2))
+            )
             continue
         if pending is not None:
             return None
-        if streamed is not None and item is not None:
+        if lines is not None:
+            assert streamed is not None and take_entry_lines is not None
+            if not take_entry_lines(lines):
+                streamed(_entry(lines))
+            lines = None
+        elif streamed is not None and item is not None:
             streamed(item)
         seq = item = streamed = None
         if top is None:
@@ -155,11 +214,65 @@ def scan_canonical(
             top.pairs.append(
                 (Scalar(ktag, kval, lineno, 1), Scalar(vtag, vval, lineno, len(key) + 3))
             )
-    if pos != len(text) or pending is not None:
+    if pos != len(text) or pending is not None or opener is not None:
         return None
-    if streamed is not None and item is not None:
+    if lines is not None:
+        assert streamed is not None and take_entry_lines is not None
+        if not take_entry_lines(lines):
+            streamed(_entry(lines))
+    elif streamed is not None and item is not None:
         streamed(item)
     return top
+
+
+_KEY = Scalar(STR_TAG, "", 0, 0)  # ``opener`` of an entry read as lines (never a node)
+
+
+def _entry(lines: list[EntryLine]) -> MapNode:
+    """_entry is the nodes of an entry read as lines (see ``EntryLine``)."""
+    get = _TOKENS.get
+    _, line, col = lines[0]
+    entry = MapNode([], line, col)
+    block: MapNode | None = None
+    for groups, lineno, c in lines:
+        key = groups[2]
+        assert key is not None
+        ktag, kval = get(key) or _token(key)
+        pair = (Scalar(ktag, kval, lineno, c), _value(groups, lineno, c + len(key) + 2))
+        if c > col:  # a line of the block mapping opened above it
+            assert block is not None
+            if not block.pairs:  # the composer puts a block mapping at its first key
+                block.line, block.col = lineno, c
+            block.pairs.append(pair)
+        elif groups[3] is None and groups[11] is None:
+            block = MapNode([], 0, 0)
+            entry.pairs.append((pair[0], block))
+        else:
+            entry.pairs.append(pair)
+    return entry
+
+
+def _value(groups: tuple[str | None, ...], lineno: int, vcol: int) -> Node:
+    """_value is the scalar (group 12) or the flow mapping (groups 4-11) after a key."""
+    get = _TOKENS.get
+    scalar = groups[11]
+    if scalar is not None:
+        vtag, vval = get(scalar) or _token(scalar)
+        return Scalar(vtag, vval, lineno, vcol)
+    pairs: list[tuple[Node, Node]] = []
+    c = vcol + 1
+    for i in range(3, 11, 2):
+        k = groups[i]
+        if k is None:
+            break
+        v = groups[i + 1]
+        assert v is not None
+        ptag, pval = get(k) or _token(k)
+        qtag, qval = get(v) or _token(v)
+        vc = c + len(k) + 2
+        pairs.append((Scalar(ptag, pval, lineno, c), Scalar(qtag, qval, lineno, vc)))
+        c = vc + len(v) + 2
+    return MapNode(pairs, lineno, vcol)
 
 
 def _flow_entry(m: re.Match[str], lineno: int) -> MapNode:

@@ -1,0 +1,161 @@
+"""The same desired state written the ways people write it (issue 22, goal 1).
+
+Every style states exactly the same entities and values (the plan and its digest are the
+same whichever style is read), so the styles differ only in how fast they are read:
+
+- ``export``: what ``kquota export`` writes: ``- match: {...}`` then ``set: {...}``, plain
+  names, byte rates with units where exact (``10MiB``), a comment heading each group;
+- ``flow-line``: a whole entry on one line, ``- {match: {...}, set: {...}}``, plain numbers;
+- ``flow-double`` / ``flow-single``: the export form with every name double / single quoted;
+- ``block``: ``match:`` and ``set:`` on lines of their own, one key a line below them;
+- ``units``: the export form with byte rates in ``MiB``, ``KiB`` and ``KB`` (SI) units,
+  some written with a space (``1024 KiB``);
+- ``comments``: the export form with a comment line before every entry and a trailing
+  comment on every ``set``;
+- ``profiles``: a ``profiles`` section of the rate tiers, each entry ``profile: NAME`` with
+  a per-entry ``set`` override where its values differ from the tier;
+- ``files``: the export form split into 10 files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from kquota.model import Entity, sorted_entities
+
+STYLES = (
+    "export",
+    "flow-line",
+    "flow-double",
+    "flow-single",
+    "block",
+    "units",
+    "comments",
+    "profiles",
+    "files",
+)
+HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\n"
+MIB = 1048576
+
+
+def write_style(
+    style: str, desired: Mapping[Entity, Mapping[str, float]], folder: Path
+) -> list[Path]:
+    """write_style writes ``desired`` in ``style`` under ``folder``; the files it wrote."""
+    from kquota.render.desired_yaml import render_desired
+
+    if style == "export":
+        return [_write(folder / "desired.yaml", render_desired(desired, "benchmark"))]
+    entities = sorted_entities(desired)
+    if style == "files":
+        paths = []
+        for part in range(10):
+            chunk = {e: desired[e] for e in entities[part::10]}
+            paths.append(_write(folder / f"desired-{part}.yaml", render_desired(chunk)))
+        return paths
+    if style == "profiles":
+        return [_write(folder / "desired.yaml", _profiles(desired, entities))]
+    entry = _ENTRIES[style]
+    body = "".join(entry(e, desired[e]) for e in entities)
+    return [_write(folder / "desired.yaml", HEADER + "quotas:\n" + body)]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _number(v: float) -> str:
+    return str(int(v)) if v == int(v) else repr(v)
+
+
+def _flow(pairs: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in pairs.items()) + "}"
+
+
+def _names(entity: Entity, quote: str = "") -> dict[str, str]:
+    return {t: f"{quote}{n}{quote}" for t, n in entity.parts}
+
+
+def _plain_set(values: Mapping[str, float]) -> dict[str, str]:
+    return {k: _number(v) for k, v in values.items()}
+
+
+def _unit(k: str, v: float, i: int) -> str:
+    if not k.endswith("byte_rate") or v % 1024:
+        return _number(v)
+    if v % MIB == 0 and i % 4 == 0:
+        return f"{int(v) // MIB}MiB"
+    if i % 4 == 1:
+        return f"{_number(v / 1000)}KB"  # SI: 1048.576KB is 1048576 bytes, exactly
+    return f"{int(v) // 1024} KiB" if i % 4 == 2 else f"{int(v) // 1024}KiB"
+
+
+def _flow_line(e: Entity, values: Mapping[str, float]) -> str:
+    return f"  - {{match: {_flow(_names(e))}, set: {_flow(_plain_set(values))}}}\n"
+
+
+def _quoted(quote: str) -> Callable[[Entity, Mapping[str, float]], str]:
+    def entry(e: Entity, values: Mapping[str, float]) -> str:
+        return f"  - match: {_flow(_names(e, quote))}\n    set: {_flow(_plain_set(values))}\n"
+
+    return entry
+
+
+def _block(e: Entity, values: Mapping[str, float]) -> str:
+    lines = ["  - match:\n"]
+    lines += [f"      {t}: {n}\n" for t, n in _names(e).items()]
+    lines.append("    set:\n")
+    lines += [f"      {k}: {v}\n" for k, v in _plain_set(values).items()]
+    return "".join(lines)
+
+
+def _units(e: Entity, values: Mapping[str, float]) -> str:
+    i = sum(map(ord, e.parts[0][1]))
+    pairs = {k: _unit(k, v, i + j) for j, (k, v) in enumerate(values.items())}
+    return f"  - match: {_flow(_names(e))}\n    set: {_flow(pairs)}\n"
+
+
+def _comments(e: Entity, values: Mapping[str, float]) -> str:
+    return (
+        f"  # owner: team-{len(e.parts[0][1]) % 7}, ticket QUOTA-{sum(map(ord, e.parts[0][1]))}\n"
+        f"  - match: {_flow(_names(e))}\n"
+        f"    set: {_flow(_plain_set(values))}  # reviewed\n"
+    )
+
+
+_ENTRIES: dict[str, Callable[[Entity, Mapping[str, float]], str]] = {
+    "flow-line": _flow_line,
+    "flow-double": _quoted('"'),
+    "flow-single": _quoted("'"),
+    "block": _block,
+    "units": _units,
+    "comments": _comments,
+}
+
+_TIER_KEYS = ("producer_byte_rate", "consumer_byte_rate")
+
+
+def _profiles(desired: Mapping[Entity, Mapping[str, float]], entities: list[Entity]) -> str:
+    """_profiles names each (producer, consumer) rate pair a tier; entries use their tier and
+    set the rest (request_percentage, or everything for ip entries) themselves."""
+    tiers: dict[tuple[float, float], str] = {}
+    body = []
+    for e in entities:
+        values = desired[e]
+        pair = tuple(values.get(k) for k in _TIER_KEYS)
+        if None in pair:
+            body.append(f"  - match: {_flow(_names(e))}\n    set: {_flow(_plain_set(values))}\n")
+            continue
+        tier = tiers.setdefault(pair, f"tier-{len(tiers)}")  # type: ignore[arg-type]
+        rest = {k: v for k, v in values.items() if k not in _TIER_KEYS}
+        line = f"  - match: {_flow(_names(e))}\n    profile: {tier}\n"
+        if rest:
+            line += f"    set: {_flow(_plain_set(rest))}\n"
+        body.append(line)
+    profiles = "".join(
+        f"  {name}: {{producer_byte_rate: {_number(p)}, consumer_byte_rate: {_number(c)}}}\n"
+        for (p, c), name in tiers.items()
+    )
+    return HEADER + "profiles:\n" + profiles + "quotas:\n" + "".join(body)
