@@ -14,8 +14,9 @@ it the way the loader reads desired-state YAML, never as kquota's own output:
 - the summary is recomputed from the alterations; a file whose counts disagree is refused;
 - the mass-removal guard is recomputed under the policy in force at apply time, and only the
   operator's ``--allow-mass-removal`` overrides it: the file's ``mass_removal_allowed`` is
-  not a decision an artifact may make. After connecting, :func:`recheck_guard` counts the
-  managed quotas again on the live cluster, so a file cannot shrink the guard's base either;
+  not a decision an artifact may make. After connecting, :func:`kquota.plan.guard.judge`
+  counts the managed quotas again on the live cluster, so a file cannot shrink the guard's
+  base either;
 - alterations of entities outside the policy's ownership scope are refused;
 - the recorded cluster is checked against the operator's target (:func:`check_target`); the
   plan never chooses where credentials are sent.
@@ -26,6 +27,7 @@ for reading the file: no network.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -38,7 +40,8 @@ from typing import Any
 from kquota.desired import rules
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_regular
-from kquota.model import ENTITY_TYPES, IP, Entity, QuotaState, sorted_by_entity
+from kquota.model import ENTITY_TYPES, IP, Entity, sorted_by_entity
+from kquota.plan.guard import GuardRefused, judge
 from kquota.plan.policy import Policy
 from kquota.plan.types import (
     IMPACT_FIELDS,
@@ -95,10 +98,15 @@ class PlanFileError(KquotaError):
 
     def __init__(self, name: str, problems: Sequence[str]) -> None:
         self.problems = list(problems)
-        shown = [f"{name}: {p}" for p in self.problems[:MAX_SHOWN]]
-        if len(self.problems) > MAX_SHOWN:
-            shown.append(f"{name}: … and {len(self.problems) - MAX_SHOWN} more problems")
-        super().__init__("\n".join([*shown, "nothing was applied"]))
+        super().__init__(problem_lines(name, self.problems))
+
+
+def problem_lines(name: str, problems: Sequence[str]) -> str:
+    """problem_lines: a saved plan's problems, one line each, the first ones and a count."""
+    shown = [f"{name}: {p}" for p in problems[:MAX_SHOWN]]
+    if len(problems) > MAX_SHOWN:
+        shown.append(f"{name}: … and {len(problems) - MAX_SHOWN} more problems")
+    return "\n".join([*shown, "nothing was applied"])
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,8 @@ class TargetIdentity:
 
     name: str | None
     bootstrap_servers: str
+    named: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The bootstrap servers of each cluster kquota.yaml names: a plan may record either."""
 
 
 class _Obj(dict[str, Any]):
@@ -154,6 +164,7 @@ class _Checker:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.guard_trips = False
 
     def add(self, path: str, wrong: str, allowed: str) -> None:
         self.problems.append(f"{path}: {wrong}; allowed: {allowed}")
@@ -259,9 +270,20 @@ def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) 
         raise PlanFileError(name, [f"JSON nested too deeply; allowed: {PLAN_HELP}"]) from None
     check = _Checker()
     plan = _plan(doc, check, policy, review)
+    if check.guard_trips and len(check.problems) == 1:  # a well-formed plan the guard holds
+        raise GuardRefused(problem_lines(name, check.problems))
     if check.problems or plan is None:
         raise PlanFileError(name, check.problems)
     return plan
+
+
+def reread(plan: Plan, name: str, policy: Policy) -> Plan:
+    """reread checks a plan held in memory exactly as a saved one: it is written to its JSON
+    contract and read back by :func:`parse_plan`, so a program applies nothing the CLI would
+    refuse to read (``name`` labels the problems)."""
+    from kquota.render.json import render_plan
+
+    return parse_plan(render_plan(plan).encode(), name, policy)
 
 
 def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) -> Plan | None:
@@ -320,8 +342,9 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     )
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
-    plan = _guarded(plan, policy)
+    plan = judge(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
+        check.guard_trips = True
         check.add(
             "summary.guard_violation",
             f"the mass-removal guard trips: {plan.guard_violation}",
@@ -333,8 +356,8 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
 
 def _impact(value: object, check: _Checker) -> PlanImpact:
     """_impact reads the principals a saved plan's impact names: apply resolves them again
-    on the live cluster (:func:`recheck_guard`), so values and verdict in the file count for
-    nothing; only the names are taken, each checked."""
+    on the live cluster (:func:`kquota.plan.guard.judge`), so values and verdict in the file
+    count for nothing; only the names are taken, each checked."""
     from kquota.plan.resolver import Principal, unique_principals
 
     allowed = 'a list of {"principal": {"user"|"client-id"|"ip": name}, "key", "before", "after"}'
@@ -616,35 +639,6 @@ def _check_scope(
             )
 
 
-def _guarded(plan: Plan, policy: Policy) -> Plan:
-    """_guarded asks ``policy``'s guard about ``plan``; only the policy's override counts.
-
-    Declared entities are the unchanged ones and those the plan does not delete (the planner
-    never deletes a declared entity: it keeps at least one key).
-    """
-    declared = plan.unchanged + sum(1 for a in plan.alterations if a.kind is not ChangeKind.DELETE)
-    violation = policy.guard(plan.removals, desired_empty=declared == 0)
-    return replace(plan, guard_violation=violation, mass_removal_allowed=policy.allow_mass_removal)
-
-
-def recheck_guard(plan: Plan, current: QuotaState, policy: Policy) -> Plan:
-    """recheck_guard asks the guard again with the managed counts of the live cluster, and
-    the protected principals' verdict with their effective quotas on it.
-
-    The file's managed counts are its own claim; the cluster's in-scope entities are the base
-    the guard's share test is meant to have.
-    """
-    from kquota.plan.impact import recheck_impact
-
-    managed = [values for entity, values in current.items() if policy.in_scope(entity)]
-    removals = replace(
-        plan.removals,
-        managed_quotas=sum(len(v) for v in managed),
-        managed_entities=len(managed),
-    )
-    return recheck_impact(_guarded(replace(plan, removals=removals), policy), current, policy)
-
-
 def check_target(
     plan: Plan, name: str, target: TargetIdentity, named: Mapping[str, str] | None = None
 ) -> None:
@@ -659,7 +653,7 @@ def check_target(
         raise PlanFileError(name, [f"cluster: missing; allowed: {_FIELD_HELP['cluster']}"])
     if target.name is not None and recorded == target.name:
         return
-    servers = (named or {}).get(recorded, recorded)
+    servers = (target.named if named is None else named).get(recorded, recorded)
     if _servers(servers) == _servers(target.bootstrap_servers) != frozenset():
         return
     shown = target.name or target.bootstrap_servers
@@ -709,6 +703,28 @@ def write_plan_file(plan: Plan, path: Path) -> list[str]:
     return unapplyable_because(plan)
 
 
+def read_plan(path: Path, policy: Policy | None = None) -> Plan:
+    """read_plan reads a saved plan as ``kquota apply PLAN.json`` does, with every check of
+    the file (:func:`load_plan_file`) under ``policy`` (default: kquota's defaults, the
+    target's policy applies again at :func:`kquota.execute_plan`). Raises
+    :class:`PlanFileError`, or :class:`~kquota.plan.guard.GuardRefused` for a plan only the
+    mass-removal guard holds back."""
+    from kquota import argcheck as check
+
+    checked = check.path(path, "read_plan: path")
+    check.optional(policy, Policy, "read_plan: policy", "a kquota.Policy")
+    return load_plan_file(checked, policy or Policy())
+
+
+def write_plan(plan: Plan, path: Path) -> list[str]:
+    """write_plan saves ``plan`` as ``kquota plan --out`` does, and returns what would make
+    apply refuse it (a missing cluster, cluster id or snapshot fingerprint), one line each."""
+    from kquota import argcheck as check
+
+    check.instance(plan, Plan, "write_plan: plan", "a Plan (PlanResult.plan)")
+    return write_plan_file(plan, check.path(path, "write_plan: path"))
+
+
 def is_saved_plan(args: Sequence[Path]) -> bool:
     """is_saved_plan: ``apply``'s arguments name one saved plan file, not desired state."""
     # A mistyped plan path is reported by the plan reader, not taken for a desired-state path.
@@ -732,7 +748,9 @@ __all__ = [
     "load_plan_file",
     "parse_plan",
     "plan_id",
-    "recheck_guard",
+    "read_plan",
+    "reread",
     "unapplyable_because",
+    "write_plan",
     "write_plan_file",
 ]

@@ -26,7 +26,7 @@ import click
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.interrupts import signals_stop_apply, stop_signal
-from kquota.apply.outcome import Interrupted, exit_code, overwritten_lines, stop_lines
+from kquota.apply.outcome import Interrupted, exit_code
 from kquota.cli import console
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ProtectArgs, protect_options
@@ -44,13 +44,18 @@ from kquota.cli.timeout_option import (
     timeout_option,
 )
 from kquota.errors import KquotaError, UsageError
-from kquota.operations.apply import ApplyHooks, AuditOutcome
-from kquota.operations.apply import apply as apply_operation
-from kquota.plan.policy import Policy
+from kquota.operations.apply import (
+    ApplyRequest,
+    ApplySource,
+    AuditOutcome,
+    PolicyOverrides,
+    RunOptions,
+    run_apply,
+)
+from kquota.plan.guard import FLAGS
 from kquota.plan.types import Plan
-from kquota.render.failures import failure_lines
-from kquota.render.format import display_entity
-from kquota.target import Target, configured_servers
+from kquota.render.apply_report import apply_report_lines
+from kquota.target import Target
 
 EXIT_NOT_AUDITED = 3
 """Exit code of an apply that committed and verified every change but could not confirm their
@@ -97,43 +102,7 @@ def _confirm(auto_approve: bool, plan: Plan) -> None:
         raise click.Abort()
 
 
-def _report_lines(report: ApplyReport, total: int) -> list[str]:
-    out: list[str] = []
-    if report.validation_failures:
-        out.append(
-            f"validate-only pass failed for {len(report.validation_failures)} of {total} "
-            "entities; nothing was committed:"
-        )
-        out += failure_lines(report.validation_failures)
-        return out
-    done = len(report.committed)
-    line = f"committed {done} of {total} entities"
-    if report.already_applied:
-        line += f" ({len(report.already_applied)} already applied by an earlier run)"
-    out.append(line)
-    out += failure_lines(report.failed, prefix="failed ")
-    if report.interrupted:
-        out += stop_lines(report)
-        if report.uncertain:
-            out.append(f"  {len(report.uncertain)} entities may or may not have been committed")
-        if report.not_attempted:
-            out.append(f"  {len(report.not_attempted)} entities were not attempted")
-        out.append("  every op is an idempotent set or remove: run apply again to converge")
-    out += overwritten_lines(report)
-    if report.unconverged:
-        out.append(
-            f"verification: {len(report.unconverged)} committed entities do not show their "
-            "changes yet (brokers trail the controller briefly):"
-        )
-        out += [f"  {display_entity(e)}" for e in report.unconverged[:20]]
-    elif done and not report.overwritten and report.stopped_by in (None, "connection"):
-        out.append("verified: the cluster shows every committed change")
-    return out
-
-
-def _resolve_targeting(
-    where: TargetingArgs, saved_plan: Path | None
-) -> tuple[Target, dict[str, str]]:
+def _resolve_targeting(where: TargetingArgs, saved_plan: Path | None) -> Target:
     """The operator's target, from flags or kquota.yaml: a saved plan never chooses it."""
     target = where.resolve(require_source=saved_plan is None)
     if target.cluster is None and target.bootstrap_server is None and target.command_config is None:
@@ -143,19 +112,7 @@ def _resolve_targeting(
             "a saved plan never chooses where to connect"
         )
     target.config  # noqa: B018 -- checked here, by kquota's rules (no value shown), not the audit client's
-    return target, target.client_properties()
-
-
-def _load_saved(
-    path: Path, where: TargetingArgs, target: Target, props: dict[str, str], policy: Policy
-) -> Plan:
-    """_load_saved reads and checks a saved plan against the operator's target, offline."""
-    from kquota.apply.planfile import TargetIdentity, check_target, load_plan_file
-
-    plan = load_plan_file(path, policy)
-    identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"])
-    check_target(plan, str(path), identity, configured_servers(where.config_path))
-    return plan
+    return target
 
 
 VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
@@ -224,57 +181,32 @@ def command(
 
 def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
     from kquota.apply.planfile import is_saved_plan
-    from kquota.render.text import render_plan as render_text
 
     # Everything local is read and checked before the first connection (issue 9).
     protect = flags.guard.matches()
     saved_path = flags.plan_or_paths[0] if is_saved_plan(flags.plan_or_paths) else None
-    target, props = _resolve_targeting(flags.where, saved_path)
-    policy = target.policy(prune=flags.prune, allow_mass_removal=flags.allow_mass_removal)
-    saved = desired = None
+    target = _resolve_targeting(flags.where, saved_path)
+    source: ApplySource
     if saved_path is not None:
-        saved = _load_saved(saved_path, flags.where, target, props, policy)
+        source = saved_path
     else:
-        desired = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
-    _refuse_without_terminal(flags.auto_approve)
-    topic = flags.audit_topic or target.audit_topic
-    publisher = None
-    if topic:
-        from kquota.audit import AuditPublisher
-
-        publisher = AuditPublisher(topic, props)  # a bad config fails here, before any write
-        click.get_current_context().call_on_close(publisher.close)
-
-    def show(plan: Plan, warnings: tuple[str, ...]) -> None:
-        echo_warnings(warnings)
-        console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
-
-    def report_committed(plan: Plan, report: ApplyReport) -> None:
-        for line in _report_lines(report, len(plan.alterations)):
-            click.echo(line)
-        reported.append(True)
-
-    def confirm(plan: Plan) -> None:
-        _confirm(flags.auto_approve, plan)
-
-    source = saved if saved is not None else desired
-    assert source is not None
-    result = apply_operation(
+        source = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
+    request = ApplyRequest(
         target,
         source,
-        prune=flags.prune,
-        allow_mass_removal=flags.allow_mass_removal,
-        override="--allow-mass-removal",
-        protect=protect,
-        allow_protected_change=flags.guard.allow_protected_change,
-        protect_override="--allow-protected-change",
-        batch_size=flags.batch_size,
-        verify_timeout=flags.verify_timeout,
-        lease=flags.lease,
-        publisher=publisher,
-        # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
-        hooks=ApplyHooks(show, confirm, committed=report_committed),
+        PolicyOverrides(
+            flags.prune, flags.allow_mass_removal, protect, flags.guard.allow_protected_change
+        ),
+        RunOptions(
+            flags.batch_size,
+            flags.verify_timeout,
+            flags.lease,
+            flags.audit_topic or target.audit_topic,
+            FLAGS,
+        ),
     )
+    # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
+    result = run_apply(request, _Terminal(flags.auto_approve, reported))
     if result.report is None:
         click.echo("nothing to apply")
         return
@@ -282,6 +214,31 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
         _report_audit(result.audit, result.report)
     if not result.report.ok:
         sys.exit(exit_code(result.report))
+
+
+@dataclass
+class _Terminal:
+    """_Terminal is apply's view: the operator's terminal, asked before anything is written."""
+
+    auto_approve: bool
+    reported: list[bool]
+
+    def checked(self) -> None:
+        _refuse_without_terminal(self.auto_approve)
+
+    def shown(self, plan: Plan, warnings: tuple[str, ...]) -> None:
+        from kquota.render.text import render_plan as render_text
+
+        echo_warnings(warnings)
+        console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
+
+    def confirm(self, plan: Plan) -> None:
+        _confirm(self.auto_approve, plan)
+
+    def committed(self, plan: Plan, report: ApplyReport) -> None:
+        for line in apply_report_lines(report, len(plan.alterations)):
+            click.echo(line)
+        self.reported.append(True)
 
 
 def _report_audit(outcome: AuditOutcome, report: ApplyReport) -> None:

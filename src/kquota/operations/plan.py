@@ -58,6 +58,7 @@ def plan_against(
     discovery: Discovery | None = None,
     protect: Sequence[ProtectMatch] = (),
     allow_protected_change: bool = False,
+    policy: Policy | None = None,
 ) -> PlanResult:
     """plan_against plans ``desired`` against ``state`` and stamps the plan with what a saved
     plan records: cluster and cluster id, desired digest, version, time.
@@ -74,12 +75,13 @@ def plan_against(
     from kquota.engines.local import LocalEngine
 
     warnings = ip_spelling_warnings(state)
-    policy = target.policy(
-        prune=prune,
-        allow_mass_removal=allow_mass_removal,
-        protect=protect,
-        allow_protected_change=allow_protected_change,
-    )
+    if policy is None:  # else the caller built it, from the same four
+        policy = target.policy(
+            prune=prune,
+            allow_mass_removal=allow_mass_removal,
+            protect=protect,
+            allow_protected_change=allow_protected_change,
+        )
     plan = LocalEngine().plan(desired.quotas, state, policy, origin.cluster)
     plan = dataclasses.replace(
         plan,

@@ -284,10 +284,12 @@ class Plan:
 
     @property
     def empty(self) -> bool:
+        """empty: the plan changes nothing."""
         return not self.alterations
 
     @property
     def applyable(self) -> bool:
+        """applyable: no guard holds the plan back (its :attr:`refusal` is None)."""
         guard_ok = self.guard_violation is None or self.mass_removal_allowed
         return guard_ok and not (self.impact is not None and self.impact.stops)
 
@@ -302,17 +304,21 @@ class Plan:
         return None
 
     def count(self, kind: ChangeKind) -> int:
+        """count: the alterations of this kind."""
         return sum(1 for a in self.alterations if a.kind is kind)
 
     @property
     def set_ops(self) -> int:
+        """set_ops: the quota values the plan sets."""
         return sum(1 for a in self.alterations for op in a.ops if not op.remove)
 
     @property
     def remove_ops(self) -> int:
+        """remove_ops: the quota values the plan removes."""
         return sum(1 for a in self.alterations for op in a.ops if op.remove)
 
     def ignored_count(self, reason: IgnoreReason) -> int:
+        """ignored_count: the entities left alone for this reason."""
         return sum(g.count for g in self.ignored if g.reason is reason)
 
     def summary(self) -> dict[str, Any]:
