@@ -71,8 +71,8 @@ def plan_against(
     local files are read and checked before any connection, so a typo is never reported as a
     network error.
     """
-    from kquota import __version__
-    from kquota.engines.local import LocalEngine
+    from kquota.plan.planner import plan as make
+    from kquota.version import __version__
 
     warnings = ip_spelling_warnings(state)
     if policy is None:  # else the caller built it, from the same four
@@ -82,7 +82,7 @@ def plan_against(
             protect=protect,
             allow_protected_change=allow_protected_change,
         )
-    plan = LocalEngine().plan(desired.quotas, state, policy, origin.cluster)
+    plan = make(desired.quotas, state, policy, cluster=origin.cluster)
     plan = dataclasses.replace(
         plan,
         cluster_id=origin.cluster_id,
