@@ -23,7 +23,7 @@ SRC = Path(kquota.__file__).parent
 PARTS = {
     "cli": ("kquota.cli", "kquota.__main__"),
     "operations": ("kquota.operations",),
-    "files": ("kquota.apply.planfile", "kquota.planfile"),
+    "files": ("kquota.planfile",),
     "apply": ("kquota.apply",),
     "planner": ("kquota.plan.planner", "kquota.plan.rules", "kquota.plan.resolver"),
     "plan": ("kquota.plan", "kquota.drift.report"),
@@ -79,7 +79,7 @@ KNOWN: dict[tuple[str, str], str] = {
     # The protected principals' verdict (plan.impact) resolves principals: the guard that a
     # saved plan's reader asks needs the resolver. It goes when the impact is recomputed only
     # live (the reader reads the names, judge resolves them).
-    ("kquota.apply.planfile", "kquota.plan.resolver"): "reads a saved plan's principals",
+    ("kquota.planfile.reader", "kquota.plan.resolver"): "reads a saved plan's principals",
 }
 """(from module, to module): forbidden arrows that stand today, each with why."""
 

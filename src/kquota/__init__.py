@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from kquota.api.alterations import AlterResult
     from kquota.apply.applier import ApplyReport
     from kquota.apply.lease_log import LeaseError
-    from kquota.apply.planfile import PlanFileError, read_plan, write_plan
     from kquota.apply.staleness import StalePlanError
     from kquota.audit import AuditError
     from kquota.config import ConfigError
@@ -58,6 +57,8 @@ if TYPE_CHECKING:
     from kquota.plan.policy import Policy
     from kquota.plan.resolver import Principal, Resolution, ResolvedQuota
     from kquota.plan.types import Plan
+    from kquota.planfile.reader import PlanFileError, read_plan
+    from kquota.planfile.writer import write_plan
     from kquota.target import Target
 
 _EXPORTS: dict[str, str] = {
@@ -86,7 +87,7 @@ _EXPORTS: dict[str, str] = {
     "LeaseError": "kquota.apply.lease_log",
     "LoadedDesired": "kquota.operations.desired",
     "Plan": "kquota.plan.types",
-    "PlanFileError": "kquota.apply.planfile",
+    "PlanFileError": "kquota.planfile.reader",
     "PlanResult": "kquota.operations.plan",
     "Policy": "kquota.plan.policy",
     "Principal": "kquota.plan.resolver",
@@ -104,10 +105,10 @@ _EXPORTS: dict[str, str] = {
     "execute_plan": "kquota.operations.apply",
     "load_desired_state": "kquota.operations.desired",
     "make_plan": "kquota.operations.plan",
-    "read_plan": "kquota.apply.planfile",
+    "read_plan": "kquota.planfile.reader",
     "resolve_quotas": "kquota.operations.resolve",
     "validate_desired": "kquota.operations.desired",
-    "write_plan": "kquota.apply.planfile",
+    "write_plan": "kquota.planfile.writer",
 }
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Saved plans are untrusted input: apply.planfile refuses every doctored plan, offline.
+"""Saved plans are untrusted input: the planfile reader refuses every doctored plan, offline.
 
 The corpus next to this file (plan_corpus/) holds hostile plans, each ``NAME.json`` with the
 exact refusal in ``NAME.expected``; good.json is a plan the planner wrote. The property test
@@ -17,17 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kquota.apply.planfile import (
-    PlanFileError,
-    TargetIdentity,
-    check_target,
-    parse_plan,
-    unapplyable_because,
-)
 from kquota.model import Entity
 from kquota.plan.guard import GuardRefused, judge
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.planfile.reader import PlanFileError, parse_plan
+from kquota.planfile.target import TargetIdentity, check_target
+from kquota.planfile.writer import unapplyable_because
 from kquota.quotakeys import value_problem
 
 CORPUS = Path(__file__).parent / "plan_corpus"
@@ -140,7 +136,7 @@ def test_plan_without_cluster_id_is_flagged_when_saved() -> None:
 
 
 def test_unreadable_plan_is_named() -> None:
-    from kquota.apply.planfile import load_plan_file
+    from kquota.planfile.reader import load_plan_file
 
     with pytest.raises(PlanFileError, match=r"nope\.json: cannot read the saved plan"):
         load_plan_file(Path("nope.json"), Policy())

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kquota.apply.planfile import load_plan_file
 from kquota.cli.main import cli
 from kquota.model import Entity
 from kquota.plan.guard import judge
 from kquota.plan.policy import Policy, ProtectMatch
+from kquota.planfile.reader import load_plan_file
 from kquota.snapshot import dump_snapshot
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -3,7 +3,7 @@
 ``kquota apply PLAN.json`` applies a saved plan to the cluster the operator names
 (``--cluster`` through kquota.yaml, or ``--bootstrap-server``/``--command-config``): a plan
 file is untrusted and never chooses where credentials go. It is read and checked offline
-(:mod:`kquota.apply.planfile`) before any connection; a plan made for another cluster, or
+(:mod:`kquota.planfile`) before any connection; a plan made for another cluster, or
 planned against entities that changed since, is refused. ``kquota apply [PATHS…]`` reads the
 desired state, then plans against the live cluster exactly as ``kquota plan`` would, and
 applies.
@@ -180,7 +180,7 @@ def command(
 
 
 def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
-    from kquota.apply.planfile import is_saved_plan
+    from kquota.planfile.writer import is_saved_plan
 
     # Everything local is read and checked before the first connection (issue 9).
     protect = flags.guard.matches()

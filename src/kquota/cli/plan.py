@@ -14,7 +14,6 @@ from pathlib import Path
 
 import click
 
-from kquota.apply.planfile import write_plan_file
 from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
 from kquota.cli.examples import EXAMPLES
@@ -31,6 +30,7 @@ from kquota.operations.plan import make_plan
 from kquota.plan.guard import GuardRefused
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
+from kquota.planfile.writer import write_plan_file
 from kquota.render.verdict import with_verdict
 
 colorize = console.by_glyph

@@ -1,7 +1,7 @@
 """The apply operation: a plan committed to a live cluster, checked first, audited after.
 
 The commit itself is :func:`kquota.apply.applier.apply_plan` (the only writer); saved plans
-live in :mod:`kquota.apply.planfile`.
+live in :mod:`kquota.planfile`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
-from kquota.apply.planfile import plan_id
 from kquota.operations.desired import LoadedDesired
 from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.types import Plan
+from kquota.planfile.writer import plan_id
 from kquota.target import Target
 
 if TYPE_CHECKING:
@@ -189,7 +189,8 @@ def checked_plan(
     memory: the strict reader's checks under ``policy`` (safety fields, rules, recomputed
     summary, scope, the mass-removal guard), then the target's identity (the plan never chooses
     where credentials go). A plan held in memory is labelled ``plan`` in the problems."""
-    from kquota.apply.planfile import TargetIdentity, check_target, load_plan_file, reread
+    from kquota.planfile.reader import load_plan_file, reread
+    from kquota.planfile.target import TargetIdentity, check_target
 
     if isinstance(source, Path):
         name, plan = str(source), load_plan_file(source, policy)
@@ -366,7 +367,7 @@ def execute_plan(
     Before any connection the plan is checked as a saved plan file is (:func:`checked_plan`):
     a plan that records no cluster, cluster id or snapshot fingerprint, made for another
     cluster, breaking the rules of the desired state, or held back by the mass-removal guard
-    under the target's policy raises (:class:`~kquota.apply.planfile.PlanFileError`,
+    under the target's policy raises (:class:`~kquota.planfile.reader.PlanFileError`,
     :class:`~kquota.plan.guard.GuardRefused`), and nothing is written. Once connected, a plan
     made for another cluster id, or against entities that changed since, raises
     :class:`~kquota.apply.staleness.StalePlanError`; the guards are judged again on the live

@@ -1,4 +1,4 @@
-"""Saved plan files (``plan --out``): read one and check it before apply opens a connection.
+"""The strict reader of saved plans (``plan --out``): check one before apply connects.
 
 A saved plan is untrusted input: anyone who can touch a CI artifact can edit it. So apply reads
 it the way the loader reads desired-state YAML, never as kquota's own output:
@@ -18,8 +18,9 @@ it the way the loader reads desired-state YAML, never as kquota's own output:
   counts the managed quotas again on the live cluster, so a file cannot shrink the guard's
   base either;
 - alterations of entities outside the policy's ownership scope are refused;
-- the recorded cluster is checked against the operator's target (:func:`check_target`); the
-  plan never chooses where credentials are sent.
+- the recorded cluster is checked against the operator's target
+  (:func:`kquota.planfile.target.check_target`); the plan never chooses where credentials
+  are sent.
 
 Every problem names the field path and what is allowed; all are reported at once. Pure but
 for reading the file: no network.
@@ -27,11 +28,10 @@ for reading the file: no network.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
@@ -109,16 +109,6 @@ def problem_lines(name: str, problems: Sequence[str]) -> str:
     return "\n".join([*shown, "nothing was applied"])
 
 
-@dataclass(frozen=True)
-class TargetIdentity:
-    """TargetIdentity is the operator's target: its kquota.yaml name and bootstrap servers."""
-
-    name: str | None
-    bootstrap_servers: str
-    named: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    """The bootstrap servers of each cluster kquota.yaml names: a plan may record either."""
-
-
 class _Obj(dict[str, Any]):
     """_Obj is a JSON object that remembers the fields given more than once."""
 
@@ -189,7 +179,7 @@ class _Checker:
                 self.add(_join(path, name), "unknown field", "the fields " + ", ".join(names))
         for name in names:
             if name not in value and name not in optional:
-                self.add(_join(path, name), "missing", _FIELD_HELP.get(name, "see the contract"))
+                self.add(_join(path, name), "missing", FIELD_HELP.get(name, "see the contract"))
         return value
 
     def text(self, value: object, path: str, allowed: str, *, null: bool = False) -> str | None:
@@ -213,7 +203,7 @@ class _Checker:
         return value
 
 
-_FIELD_HELP = {
+FIELD_HELP = {
     "format_version": str(PLAN_FORMAT_VERSION),
     "cluster": "the cluster name or bootstrap servers the plan was made for",
     "cluster_id": "the id of the cluster the plan was made for",
@@ -305,7 +295,7 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     def text(key: str, allowed: str, *, null: bool = False) -> str | None:
         return check.text(top[key], key, allowed, null=null) if key in top else None
 
-    cluster = text("cluster", _FIELD_HELP["cluster"], null=review)
+    cluster = text("cluster", FIELD_HELP["cluster"], null=review)
     cluster_id = text(
         "cluster_id",
         "the id of the cluster the plan was made for: plan against the live cluster, or a "
@@ -319,7 +309,7 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
             check.add(
                 "snapshot_fingerprint",
                 f"{shown} is not a snapshot fingerprint",
-                _FIELD_HELP["snapshot_fingerprint"],
+                FIELD_HELP["snapshot_fingerprint"],
             )
         fingerprint = None
     meta = {k: text(k, "a non-empty string or null", null=True) for k in _META}
@@ -409,7 +399,7 @@ def _alteration(raw: object, path: str, check: _Checker) -> Alteration | None:
     kind = _CHANGES.get(change) if isinstance(change, str) else None
     if kind is None and "change" in obj:
         shown = repr(change) if isinstance(change, str) else _kind(change)
-        check.add(f"{path}.change", f"{shown} is not a change", _FIELD_HELP["change"])
+        check.add(f"{path}.change", f"{shown} is not a change", FIELD_HELP["change"])
     types = None if entity is None else entity.types
     raw_ops = obj.get("ops")
     if not isinstance(raw_ops, list) or not raw_ops:
@@ -499,7 +489,7 @@ def _op(raw: object, path: str, types: tuple[str, ...] | None, check: _Checker) 
     key, value, remove, before = (obj[f] for f in _OP)
     ok = True
     if not isinstance(key, str):
-        check.add(f"{path}.key", f"{_kind(key)} is not a quota key", _FIELD_HELP["key"])
+        check.add(f"{path}.key", f"{_kind(key)} is not a quota key", FIELD_HELP["key"])
         return None
     if types is not None:
         bad = rules.key_problem(key, types)
@@ -639,70 +629,6 @@ def _check_scope(
             )
 
 
-def check_target(
-    plan: Plan, name: str, target: TargetIdentity, named: Mapping[str, str] | None = None
-) -> None:
-    """check_target refuses a plan whose recorded cluster is not the operator's target.
-
-    The recorded cluster matches the target's kquota.yaml name, or the same set of bootstrap
-    servers; a recorded name is resolved through ``named`` (the local kquota.yaml's clusters
-    and their bootstrap servers). The cluster id is checked once connected (apply.staleness).
-    """
-    recorded = plan.cluster
-    if recorded is None:  # load_plan_file never lets this through
-        raise PlanFileError(name, [f"cluster: missing; allowed: {_FIELD_HELP['cluster']}"])
-    if target.name is not None and recorded == target.name:
-        return
-    servers = (target.named if named is None else named).get(recorded, recorded)
-    if _servers(servers) == _servers(target.bootstrap_servers) != frozenset():
-        return
-    shown = target.name or target.bootstrap_servers
-    raise PlanFileError(
-        name,
-        [
-            f"cluster: the plan was made for {recorded!r}, but the target is {shown!r}; "
-            f"allowed: the cluster the plan was made for (--cluster NAME from kquota.yaml, "
-            "or --bootstrap-server HOST:PORT with the same servers)"
-        ],
-    )
-
-
-def _servers(text: str) -> frozenset[str]:
-    from kquota.kafka.config import parse_bootstrap_servers
-
-    try:
-        return frozenset(s.lower() for s in parse_bootstrap_servers(text))
-    except KquotaError:
-        return frozenset()
-
-
-def unapplyable_because(plan: Plan) -> list[str]:
-    """unapplyable_because says which safety fields a plan about to be saved lacks."""
-    out = []
-    if plan.cluster is None:
-        out.append("the plan records no cluster (plan with --cluster NAME or against a live one)")
-    if plan.cluster_id is None:
-        out.append(
-            "the plan records no cluster id (the snapshot does not say which cluster it came "
-            "from: take it with kquota snapshot, or plan against the live cluster)"
-        )
-    if plan.snapshot_fingerprint is None:
-        out.append("the plan records no snapshot fingerprint")
-    return out
-
-
-def write_plan_file(plan: Plan, path: Path) -> list[str]:
-    """write_plan_file saves a plan (its JSON contract) for review and apply, and returns what
-    would make apply refuse it (:func:`unapplyable_because`)."""
-    from kquota.render.json import render_plan
-
-    try:
-        path.write_text(render_plan(plan), encoding="utf-8")
-    except OSError as e:
-        raise KquotaError(f"{path}: cannot write plan: {e.strerror or e}") from None
-    return unapplyable_because(plan)
-
-
 def read_plan(path: Path, policy: Policy | None = None) -> Plan:
     """read_plan reads a saved plan as ``kquota apply PLAN.json`` does, with every check of
     the file (:func:`load_plan_file`) under ``policy`` (default: kquota's defaults, the
@@ -716,41 +642,13 @@ def read_plan(path: Path, policy: Policy | None = None) -> Plan:
     return load_plan_file(checked, policy or Policy())
 
 
-def write_plan(plan: Plan, path: Path) -> list[str]:
-    """write_plan saves ``plan`` as ``kquota plan --out`` does, and returns what would make
-    apply refuse it (a missing cluster, cluster id or snapshot fingerprint), one line each."""
-    from kquota import argcheck as check
-
-    check.instance(plan, Plan, "write_plan: plan", "a Plan (PlanResult.plan)")
-    return write_plan_file(plan, check.path(path, "write_plan: path"))
-
-
-def is_saved_plan(args: Sequence[Path]) -> bool:
-    """is_saved_plan: ``apply``'s arguments name one saved plan file, not desired state."""
-    # A mistyped plan path is reported by the plan reader, not taken for a desired-state path.
-    return len(args) == 1 and args[0].suffix == ".json" and not args[0].is_dir()
-
-
-def plan_id(plan: Plan) -> str:
-    """plan_id names a plan in audit events: a digest of its JSON contract."""
-    import hashlib
-
-    from kquota.render.json import render_plan
-
-    return hashlib.sha256(render_plan(plan).encode()).hexdigest()[:16]
-
-
 __all__ = [
+    "MAX_PLAN_BYTES",
+    "PLAN_HELP",
     "PlanFileError",
-    "TargetIdentity",
-    "check_target",
-    "is_saved_plan",
     "load_plan_file",
     "parse_plan",
-    "plan_id",
+    "problem_lines",
     "read_plan",
     "reread",
-    "unapplyable_because",
-    "write_plan",
-    "write_plan_file",
 ]
