@@ -36,7 +36,7 @@ import logging
 import os
 import subprocess
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
@@ -386,6 +386,33 @@ def producer_config(
     out.update(_FORCED)
     out["message.timeout.ms"] = str(max(1, int(timeout * 1000)))
     return out
+
+
+def consumer_config(
+    client_properties: Mapping[str, str],
+) -> tuple[dict[str, Any], Callable[[str], str]]:
+    """consumer_config is a librdkafka config for reading the trail back, and the function
+    that removes its secrets from any text: the producer's connection settings (mapped as
+    :func:`producer_config` maps them) without the producer's own, in no consumer group and
+    committing nothing, so reading leaves no trace on the cluster."""
+    mapped = producer_config(client_properties)
+    settings: dict[str, Any] = {
+        k: v for k, v in mapped.items() if k not in {*_FORCED, "message.timeout.ms"}
+    }
+    scrub = _Scrubber(client_properties, extra=(v for k, v in mapped.items() if is_secret(k)))
+    logger = _ScrubbingLogger(scrub)
+    settings.update(
+        {
+            # librdkafka wants a group id even for a consumer that only assigns partitions;
+            # with auto-commit off no group is ever joined or written.
+            "group.id": "kquota-audit-reader",
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            "allow.auto.create.topics": "false",
+            "logger": logger,
+        }
+    )
+    return settings, scrub
 
 
 class _Scrubber:

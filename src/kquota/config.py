@@ -18,6 +18,21 @@ Example::
           max_removals: 10                   # the default
           max_removal_fraction: 0.3          # the default
           protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
+          capacity: {max_oversubscription: 3.0}   # optional: stop plans past this ratio
+          mode: manage                       # the default; observe: apply refuses
+          observe: [{user: "legacy-*"}]      # scopes apply may not alter (observe mode)
+          ramp: {max_step: 0.5}              # optional: apply --ramp lowers in steps
+        capacity:                            # optional, per broker (docs/capacity.md)
+          ingress: 100MiB/s
+          egress: 200MiB/s
+          disk_write: 150MiB/s               # optional
+        platform: strimzi                    # optional: who else writes quotas here
+        strimzi_quotas_type: kafka           # the Kafka resource's spec.kafka.quotas.type
+        kafka_users: [svc-orders]            # optional: users Strimzi's User Operator owns
+    rollout:                                 # optional: the waves of kquota fleet apply
+      - {clusters: [canary-eu]}
+      - {clusters: ["eu-*"], max_parallel: 2, soak: 10m}
+      - {clusters: ["*"], max_parallel: 4}
 
 Decisions:
 
@@ -72,6 +87,55 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _check_matches(v: list[dict[str, str]]) -> None:
+    for match in v:
+        if not match:
+            raise ValueError("a scope match needs at least one entity type")
+        unknown = set(match) - set(ENTITY_TYPES)
+        if unknown:
+            raise ValueError(
+                f"unknown entity type(s) {sorted(unknown)} in scope; "
+                f"allowed: {', '.join(ENTITY_TYPES)}"
+            )
+
+
+class CapacityPolicyConfig(_Strict):
+    """CapacityPolicyConfig is ``policy.capacity``: when oversubscription stops a plan."""
+
+    max_oversubscription: float = Field(gt=0.0, le=1e9)
+
+
+def _byte_rate(v: Any) -> Any:
+    # 100MiB/s, 100MiB or a whole number of bytes per second: the desired state's units.
+    if isinstance(v, str):
+        from kquota.units import UnitError, parse_byte_size
+
+        try:
+            return float(parse_byte_size(v.strip()))
+        except UnitError as e:
+            raise ValueError(
+                f"{e}; allowed: bytes per second, e.g. 125000000 or 100MiB/s"
+            ) from None
+    return v
+
+
+class CapacityConfig(_Strict):
+    """CapacityConfig is one broker's capacity in bytes per second (docs/capacity.md)."""
+
+    ingress: float | None = Field(default=None, gt=0.0)
+    egress: float | None = Field(default=None, gt=0.0)
+    disk_write: float | None = Field(default=None, gt=0.0)
+
+    _rates = field_validator("ingress", "egress", "disk_write", mode="before")(_byte_rate)
+
+
+class RampConfig(_Strict):
+    """RampConfig is how gently a quota is lowered by ``apply --ramp``."""
+
+    max_step: float = Field(gt=0.0, lt=1.0)
+    """Each step lowers a quota to at least this share of its value before the step."""
+
+
 class PolicyConfig(_Strict):
     """PolicyConfig is a cluster's ownership and safety policy as written in the file."""
 
@@ -80,12 +144,23 @@ class PolicyConfig(_Strict):
     max_removals: int = Field(default=DEFAULT_MAX_REMOVALS, ge=0)
     max_removal_fraction: float = Field(default=DEFAULT_MAX_REMOVAL_FRACTION, ge=0.0, le=1.0)
     protect: list[dict[str, str]] = Field(default_factory=list)
+    capacity: CapacityPolicyConfig | None = None
+    mode: Literal["manage", "observe"] = "manage"
+    observe: list[dict[str, str]] = Field(default_factory=list)
+    """ownership scopes in observe mode (matches as in ``scope``): apply refuses to alter them"""
+    ramp: RampConfig | None = None
 
     @field_validator("protect")
     @classmethod
     def _check_protect(cls, v: list[dict[str, str]]) -> list[dict[str, str]]:
         for match in v:
             ProtectMatch.of(match)  # ValueError: what is wrong and what is allowed
+        return v
+
+    @field_validator("observe")
+    @classmethod
+    def _check_observe(cls, v: list[dict[str, str]]) -> list[dict[str, str]]:
+        _check_matches(v)
         return v
 
     @field_validator("scope")
@@ -95,15 +170,7 @@ class PolicyConfig(_Strict):
             return v
         if not v:
             raise ValueError("scope needs at least one match (or say: all)")
-        for match in v:
-            if not match:
-                raise ValueError("a scope match needs at least one entity type")
-            unknown = set(match) - set(ENTITY_TYPES)
-            if unknown:
-                raise ValueError(
-                    f"unknown entity type(s) {sorted(unknown)} in scope; "
-                    f"allowed: {', '.join(ENTITY_TYPES)}"
-                )
+        _check_matches(v)
         return v
 
     def to_policy(self, *, prune: bool | None = None, allow_mass_removal: bool = False) -> Policy:
@@ -116,6 +183,11 @@ class PolicyConfig(_Strict):
             max_removal_fraction=self.max_removal_fraction,
             allow_mass_removal=allow_mass_removal,
             protect=tuple(ProtectMatch.of(m) for m in self.protect),
+            max_oversubscription=(
+                None if self.capacity is None else self.capacity.max_oversubscription
+            ),
+            observe=self.mode == "observe",
+            observed=tuple(ScopeMatch.of(m) for m in self.observe),
         )
 
 
@@ -126,6 +198,13 @@ class ClusterConfig(_Strict):
     desired: list[str] = Field(default_factory=lambda: ["quotas"])
     audit_topic: str | None = None
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    capacity: CapacityConfig | None = None
+    platform: Literal["kafka", "strimzi"] | None = None
+    strimzi_quotas_type: Literal["kafka", "strimzi"] | None = None
+    """the ``Kafka`` resource's ``spec.kafka.quotas.type`` (``kafka``: the Cluster Operator
+    writes ``{user=<default>}`` from it rather than removing it)"""
+    kafka_users: list[str] = Field(default_factory=list)
+    """users whose quotas Strimzi's User Operator owns (``KafkaUser`` resources)"""
 
     _base_dir: Path = PrivateAttr(default=Path("."))
     _source: str = PrivateAttr(default="<config>")
@@ -207,10 +286,33 @@ class ClusterConfig(_Strict):
         return Provenance(where, variables)
 
 
+class WaveConfig(_Strict):
+    """WaveConfig is one wave of ``kquota fleet apply``: the clusters it takes (names or
+    globs; a cluster goes in the first wave that matches it), how many at once, and how
+    long drift must stay clean after it before the next wave starts."""
+
+    clusters: list[str] = Field(min_length=1)
+    max_parallel: int = Field(default=1, ge=1, le=64)
+    soak: str | None = None
+
+    @field_validator("soak")
+    @classmethod
+    def _check_soak(cls, v: str | None) -> str | None:
+        if v is not None:
+            from kquota.deadline import parse_duration
+
+            try:
+                parse_duration(v, "soak", minimum=1.0, maximum=7 * 24 * 3600.0)
+            except KquotaError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+
 class ProjectConfig(_Strict):
     """ProjectConfig is the whole kquota.yaml."""
 
     clusters: dict[str, ClusterConfig]
+    rollout: list[WaveConfig] = Field(default_factory=list)
     _path: Path = PrivateAttr(default=Path(CONFIG_FILENAME))
 
     @property

@@ -22,6 +22,9 @@ _ENTITY_MATCH = {
 
 DESCRIPTIONS: dict[str, str] = {
     "clusters": "The clusters this repository manages, by name (--cluster NAME).",
+    "rollout": "The waves of kquota fleet apply, in order: the clusters of each (names or "
+    "globs), how many at once (max_parallel) and how long drift must stay clean after it "
+    "(soak) (docs/rollout.md).",
     "kafka": "Kafka client properties as Kafka's tools name them (bootstrap.servers, "
     "security.protocol, sasl.*, ssl.*); values are strings, ${VAR} is read from the "
     "environment when kquota connects to this cluster ($${ is a literal ${). Secrets belong "
@@ -37,6 +40,27 @@ DESCRIPTIONS: dict[str, str] = {
     "of the managed quota values stops.",
     "protect": "Principals a plan may not throttle harder without --allow-protected-change, "
     'as matches ({user: "svc-*"}, {user: alice, client-id: app}).',
+    "mode": "manage (the default) or observe: plan, drift and export as usual, apply refuses "
+    "(for a cluster another tool still writes to).",
+    "observe": "Ownership scopes in observe mode (matches as in scope): apply refuses to alter "
+    "them.",
+    "ramp": "How gently apply --ramp lowers a quota: each step to at least max_step of the "
+    "value before it (docs/rollout.md).",
+    "platform": "Who else writes quotas here: kafka, or strimzi (its operators remove or own "
+    "some quotas; docs/capacity.md).",
+    "strimzi_quotas_type": "The Kafka resource's spec.kafka.quotas.type (kafka: the Cluster "
+    "Operator writes {user=<default>} from it rather than removing it).",
+    "kafka_users": "Users whose quotas Strimzi's User Operator owns (KafkaUser resources).",
+}
+"""Descriptions by field name; ``capacity`` means one thing on a cluster and another in its
+policy, so those two are in :data:`BY_PLACE`."""
+
+BY_PLACE: dict[tuple[str, str], str] = {
+    ("cluster", "capacity"): "One broker's capacity in bytes per second (ingress, egress, "
+    "optional disk_write; 100MiB/s or a number): plan's capacity section (docs/capacity.md).",
+    ("policy", "capacity"): "When oversubscription stops a plan: max_oversubscription, the "
+    "highest ratio of summed quotas to capacity a plan may raise a key past "
+    "(--allow-oversubscription overrides).",
 }
 
 
@@ -56,10 +80,11 @@ def json_schema() -> dict[str, Any]:
     policy["scope"]["anyOf"][1]["items"] = dict(_ENTITY_MATCH)
     policy["scope"]["anyOf"][1]["minItems"] = 1
     policy["protect"]["items"] = dict(_ENTITY_MATCH)
-    for props in (cluster, policy):
+    schema["properties"]["rollout"]["description"] = DESCRIPTIONS["rollout"]
+    for place, props in (("cluster", cluster), ("policy", policy)):
         for name, rule in props.items():
             rule.pop("title", None)
-            rule["description"] = DESCRIPTIONS[name]
+            rule["description"] = BY_PLACE.get((place, name)) or DESCRIPTIONS[name]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/kquota/kquota/blob/main/docs/kquota-config.schema.json",

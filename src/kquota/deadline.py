@@ -42,8 +42,10 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "export": 300.0,
     "fleet": 3600.0,
     "lease": 60.0,
+    "history": 120.0,
     "plan": 300.0,
     "resolve": 300.0,
+    "revert": 300.0,
     "snapshot": 300.0,
 }
 """Default ``--timeout`` per command, in seconds. Generous for a healthy cluster (describe of

@@ -78,7 +78,8 @@ def test_cluster_runs_write_what_the_local_engine_writes(
         _files(fleet / f"{command}-local"),
         _files(fleet / f"{command}-spark"),
     )
-    assert len(local_files) == (3 if command == "resolve" else 4)  # 3 clusters (+ summary)
+    # 3 clusters, + the summary (plan, drift), + drift's comment and Prometheus textfile
+    assert len(local_files) == {"plan": 4, "drift": 6, "resolve": 3}[command]
     assert spark_files == local_files
     assert "Traceback" not in spark.stderr
 

@@ -49,8 +49,10 @@ def test_plan_impact_live_reports_every_source_and_lists_file_principals(
         assert line is not None and ("found" in line or "could not look:" in line), out
     assert "  file:p.txt: 2 found" in out
     assert f"{{user={prefix}svc, client-id=loader}}" in out
+    # Grouped by change (key, before -> after, source), throttled harder first.
     assert (
-        f"+ {P}: unlimited -> 2048 (2 KiB/s) from {{user={prefix}svc, client-id=<default>}}" in out
+        f"  harder {P}: unlimited -> 2048 (2 KiB/s) from {{user={prefix}svc, client-id=<default>}}"
+        in out
     )
     code, _, err = run_kquota([*argv, "--protect", f"user={prefix}svc"], capsys)
     assert code == 1 and f"protected principals: {{user={prefix}svc, client-id=loader}}" in err

@@ -88,7 +88,7 @@ def test_ip_spellings_against_the_broker(
         assert run_kquota(["drift"], capsys)[0] == 0
 
         # Export writes the broker's spellings; they validate and plan back to nothing.
-        code, out, err = run_kquota(["export", "--out", "quotas/ip.yaml"], capsys)
+        code, out, err = run_kquota(["export", "--out", "quotas/ip.yaml", "--force"], capsys)
         assert (code, err) == (0, "")
         assert v4_mapped in desired.read_text() and v6_upper in desired.read_text()
         code, out, err = run_kquota(["plan", "--detailed-exitcode"], capsys)

@@ -19,7 +19,7 @@ events still cannot be confirmed after it, the apply exits 3, "committed but not
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -46,13 +46,16 @@ from kquota.cli.timeout_option import (
 from kquota.errors import KquotaError, UsageError
 from kquota.operations.apply import (
     ApplyRequest,
+    ApplyResult,
     ApplySource,
     AuditOutcome,
     PolicyOverrides,
     RunOptions,
+    read_checked,
     run_apply,
 )
 from kquota.plan.guard import FLAGS
+from kquota.plan.policy import ProtectMatch
 from kquota.plan.types import Plan
 from kquota.render.apply_report import apply_report_lines
 from kquota.target import Target
@@ -82,6 +85,8 @@ class ApplyFlags:
     verify_timeout: float
     lease: bool
     guard: ProtectArgs
+    ramp: bool = False
+    ramp_interval: float = 30.0
 
 
 def _refuse_without_terminal(auto_approve: bool) -> None:
@@ -116,6 +121,7 @@ def _resolve_targeting(where: TargetingArgs, saved_plan: Path | None) -> Target:
 
 
 VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
+RAMP_INTERVAL = Duration("--ramp-interval", MIN_TIMEOUT, MAX_TIMEOUT)
 
 
 @click.command("apply", epilog=EXAMPLES["apply"])
@@ -148,6 +154,19 @@ VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
     is_flag=True,
     help="Do not take the cluster's apply lease (topic _kquota_apply_lease; see README).",
 )
+@click.option(
+    "--ramp",
+    is_flag=True,
+    help="Lower quotas in steps of at most policy.ramp.max_step (kquota.yaml), a saved plan.",
+)
+@click.option(
+    "--ramp-interval",
+    type=RAMP_INTERVAL,
+    metavar="DURATION",
+    default="30s",
+    show_default=True,
+    help=duration_help("Wait between ramp steps (drift is checked after it):", RAMP_INTERVAL),
+)
 @protect_options
 @timeout_option("apply")
 def command(
@@ -160,6 +179,8 @@ def command(
     batch_size: int,
     verify_timeout: float,
     no_lease: bool,
+    ramp: bool,
+    ramp_interval: float,
     guard: ProtectArgs,
 ) -> None:
     """Apply a saved PLAN.json, or plan PATHS against the live cluster and apply.
@@ -169,7 +190,8 @@ def command(
     """
     flags = ApplyFlags(
         plan_or_paths, where, prune, allow_mass_removal, auto_approve, audit_topic,
-        batch_size, verify_timeout, lease=not no_lease, guard=guard,
+        batch_size, verify_timeout, lease=not no_lease, guard=guard, ramp=ramp,
+        ramp_interval=ramp_interval,
     )  # fmt: skip
     reported: list[bool] = []
     with signals_stop_apply():
@@ -183,15 +205,33 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
     from kquota.planfile.writer import is_saved_plan
 
     # Everything local is read and checked before the first connection (issue 9).
-    protect = flags.guard.matches()
+    protect = flags.guard.matches()  # a wrong --protect fails here, before any connection
     saved_path = flags.plan_or_paths[0] if is_saved_plan(flags.plan_or_paths) else None
     target = _resolve_targeting(flags.where, saved_path)
+    if flags.ramp:
+        _apply_ramped(flags, target, saved_path, protect, reported)
+        return
     source: ApplySource
     if saved_path is not None:
         source = saved_path
     else:
         source = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
-    request = ApplyRequest(
+    # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
+    result = _apply_one(flags, target, source, protect, _Terminal(flags.auto_approve, reported))
+    if result.report is None:
+        click.echo("nothing to apply")
+        return
+    if result.audit is not None:
+        _report_audit(result.audit, result.report)
+    if not result.report.ok:
+        sys.exit(exit_code(result.report))
+
+
+def _request(
+    flags: ApplyFlags, target: Target, source: ApplySource, protect: tuple[ProtectMatch, ...]
+) -> ApplyRequest:
+    """_request is the command line as an apply request (refusals name the CLI's flags)."""
+    return ApplyRequest(
         target,
         source,
         PolicyOverrides(
@@ -205,15 +245,18 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
             FLAGS,
         ),
     )
-    # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
-    result = run_apply(request, _Terminal(flags.auto_approve, reported))
-    if result.report is None:
-        click.echo("nothing to apply")
-        return
-    if result.audit is not None:
-        _report_audit(result.audit, result.report)
-    if not result.report.ok:
-        sys.exit(exit_code(result.report))
+
+
+def _apply_one(
+    flags: ApplyFlags,
+    target: Target,
+    source: ApplySource,
+    protect: tuple[ProtectMatch, ...],
+    view: _Terminal,
+) -> ApplyResult:
+    """_apply_one is the one call into the apply operation, for a plain apply and each ramp
+    step alike: the whole road, from the offline checks to the audit."""
+    return run_apply(_request(flags, target, source, protect), view)
 
 
 @dataclass
@@ -239,6 +282,87 @@ class _Terminal:
         for line in apply_report_lines(report, len(plan.alterations)):
             click.echo(line)
         self.reported.append(True)
+
+
+@dataclass
+class _RampStep(_Terminal):
+    """_RampStep is a ramp step's view: each step is shown and reported, but the operator
+    confirms once, at the first step (the whole schedule was shown before it)."""
+
+    confirmed: list[bool] = field(default_factory=list)
+
+    def confirm(self, plan: Plan) -> None:
+        if not self.confirmed:
+            super().confirm(plan)
+            self.confirmed.append(True)
+
+
+def _apply_ramped(
+    flags: ApplyFlags,
+    target: Target,
+    saved_path: Path | None,
+    protect: tuple[ProtectMatch, ...],
+    reported: list[bool],
+) -> None:
+    """_apply_ramped applies a saved plan in ramp steps (:mod:`kquota.operations.ramp`): the
+    plan is read and checked as every saved plan is, the schedule is shown and confirmed once,
+    then each step goes the whole apply road (its own request, checks, lease and audit)."""
+    from kquota.deadline import format_duration
+    from kquota.operations.ramp import apply_ramped
+    from kquota.plan.ramp import ramped_keys
+    from kquota.render.ramp import schedule_lines
+
+    if saved_path is None:
+        raise UsageError(
+            "--ramp applies a saved plan: make it with kquota plan --out PLAN.json, review it, "
+            "then kquota apply --ramp PLAN.json"
+        )
+    saved = read_checked(_request(flags, target, saved_path, protect))  # before connecting
+    _refuse_without_terminal(flags.auto_approve)
+    ramp = target.cluster.policy.ramp if target.cluster is not None else None
+    if ramp is None:
+        raise UsageError(
+            "--ramp needs policy.ramp.max_step for the cluster in kquota.yaml "
+            "(e.g. ramp: {max_step: 0.5}); give --cluster NAME"
+        )
+    keys = ramped_keys(saved, ramp.max_step)
+    for line in schedule_lines(keys, ramp.max_step, format_duration(flags.ramp_interval)):
+        click.echo(line)
+
+    def on_step(n: int, total: int, _plan: Plan) -> None:
+        click.echo(f"ramp step {n} of {total}:")
+
+    view = _RampStep(flags.auto_approve, reported)
+
+    def step(plan: Plan) -> ApplyResult:
+        # Each step publishes and confirms its own events (its own audit client).
+        result = _apply_one(flags, target, plan, protect, view)
+        if result.audit is not None and result.audit.confirmed:
+            click.echo(result.audit.message)  # each step's events, as they are confirmed
+        return result
+
+    outcome = apply_ramped(
+        target,
+        saved,
+        max_step=ramp.max_step,
+        interval=flags.ramp_interval,
+        apply_step=step,
+        on_step=on_step,
+    )
+    if outcome.ok:
+        click.echo(f"ramp: {outcome.steps} of {outcome.steps} steps applied")
+        return
+    done = len(outcome.results)
+    click.echo(
+        f"ramp stopped at step {done} of {outcome.steps}; the steps before it are applied "
+        "and verified",
+        err=True,
+    )
+    last = outcome.results[-1]
+    if last.report is not None and last.audit is not None and not last.audit.confirmed:
+        _report_audit(last.audit, last.report)
+    if last.report is not None and not last.report.ok:
+        sys.exit(exit_code(last.report))
 
 
 def _report_audit(outcome: AuditOutcome, report: ApplyReport) -> None:

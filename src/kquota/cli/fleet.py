@@ -293,3 +293,12 @@ def resolve_cmd(fleet: FleetFlags, principals: Path, source: str) -> None:
         f"resolved {len(pairs)} principals on {clusters} clusters with the {fleet.engine} engine "
         f"in {time.monotonic() - began:.1f}s; files in {fleet.out}"
     )
+
+
+def _add_apply() -> None:
+    from kquota.cli.fleet_apply import apply_cmd
+
+    command.add_command(apply_cmd)
+
+
+_add_apply()

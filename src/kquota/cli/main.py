@@ -35,6 +35,8 @@ _COMMANDS: dict[str, str] = {
     "export": "kquota.cli.export",
     "import": "kquota.cli.import_quotas",
     "lease": "kquota.cli.lease",
+    "revert": "kquota.cli.revert",
+    "history": "kquota.cli.history",
 }
 
 

@@ -32,6 +32,7 @@ from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
 from kquota.render.verdict import with_verdict
+from kquota.target import Target
 
 colorize = console.by_glyph
 """colorize adds terminal colour to plan text by line glyph (the text itself is unchanged);
@@ -77,6 +78,16 @@ def _use_color() -> bool:
     metavar="user=NAME,client-id=ID",
     help="Show how this principal's effective quotas change (repeatable).",
 )
+@click.option(
+    "--capacity/--no-capacity",
+    default=None,
+    help="Sum quotas against broker capacity (default: on where kquota.yaml declares one).",
+)
+@click.option(
+    "--allow-oversubscription",
+    is_flag=True,
+    help="Override the capacity guard (policy.capacity.max_oversubscription).",
+)
 @impact_options
 @protect_options
 @timeout_option("plan")
@@ -90,6 +101,8 @@ def command(
     force: bool,
     detailed_exitcode: bool,
     principals: tuple[str, ...],
+    capacity: bool | None,
+    allow_oversubscription: bool,
     wanted: ImpactArgs,
     guard: ProtectArgs,
 ) -> None:
@@ -113,12 +126,16 @@ def command(
         listed=listed,
         protect=protect,
         allow_protected_change=guard.allow_protected_change,
+        capacity=capacity,
+        allow_oversubscription=allow_oversubscription,
     )
     echo_warnings(result.warnings)
     plan = result.plan
     click.echo(
         with_verdict(_render(plan, fmt, result.changes), plan, fmt), nl=False, color=_use_color()
     )
+    if fmt == "text":
+        _echo_ramp(target, plan)
     if out is not None:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
@@ -127,6 +144,20 @@ def command(
         raise GuardRefused(f"{plan.refusal}; {kept}")
     if detailed_exitcode and not plan.empty:
         sys.exit(2)
+
+
+def _echo_ramp(target: Target, plan: Plan) -> None:
+    """With ``policy.ramp`` set, the text plan ends with the steps ``apply --ramp`` takes."""
+    ramp = target.cluster.policy.ramp if target.cluster is not None else None
+    if ramp is None:
+        return
+    from kquota.plan.ramp import ramped_keys
+    from kquota.render.ramp import schedule_lines
+
+    keys = ramped_keys(plan, ramp.max_step)
+    if keys:
+        lines = schedule_lines(keys, ramp.max_step, "--ramp-interval")
+        click.echo("\n".join(["", *lines, "(only with apply --ramp; without it, at once)"]))
 
 
 def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str:

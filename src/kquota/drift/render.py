@@ -15,6 +15,7 @@ _LABELS = {
     DriftKind.KEY_REMOVED: "key missing",
     DriftKind.ENTITY_MISSING: "declared entity missing",
     DriftKind.ENTITY_UNDECLARED: "entity not declared (in scope, prune on)",
+    DriftKind.REVERTED_BY_CONTROLLER: "reverted by another controller",
 }
 FOLD_THRESHOLD = 20
 FULL_REPORT_AT = "the JSON report (`kquota drift --format json`)"
@@ -33,7 +34,19 @@ def _detail(f: Finding) -> str:
         return (
             f"{safe_text(f.key)}: desired {value_with_unit(f.key, f.desired)}, not on the cluster"
         )
+    if f.kind is DriftKind.REVERTED_BY_CONTROLLER:
+        return f"{'entity' if f.key is None else safe_text(f.key)}: {_reverted(f)}"
     return _LABELS[f.kind]
+
+
+def _reverted(f: Finding) -> str:
+    """_reverted is ``desired X, cluster Y: reverted by <controller>`` (kquota's own text:
+    values and the controller's name)."""
+    if f.key is None:
+        return f"declared, absent on the cluster: reverted by {f.controller}"
+    desired = "absent" if f.desired is None else value_with_unit(f.key, f.desired)
+    actual = "absent" if f.actual is None else value_with_unit(f.key, f.actual)
+    return f"desired {desired}, cluster {actual}: reverted by {f.controller}"
 
 
 def _headline(report: DriftReport) -> str:
@@ -130,6 +143,8 @@ def _md_detail(f: Finding) -> str:
         return f"{key}cluster has {value_with_unit(f.key, f.actual)}, not declared"
     if f.kind is DriftKind.KEY_REMOVED and f.key is not None and f.desired is not None:
         return f"{key}desired {value_with_unit(f.key, f.desired)}, not on the cluster"
+    if f.kind is DriftKind.REVERTED_BY_CONTROLLER:
+        return key + md.text(_reverted(f), cell=True)
     return key + _LABELS[f.kind]
 
 

@@ -8,7 +8,11 @@ The planner already knows every difference; drift names each one for the operato
 - ``entity_missing``: a declared entity is absent from the cluster;
 - ``entity_undeclared``: an in-scope entity no file declares. With prune on, apply would
   remove it, so it is drift; with prune off it is reported as unmanaged and is not drift
-  (otherwise a cluster adopted gradually would page someone every night).
+  (otherwise a cluster adopted gradually would page someone every night);
+- ``reverted_by_controller``: a difference that another controller makes on purpose
+  (:mod:`kquota.plan.controllers`: Strimzi's Cluster Operator removing ``{user=<default>}``,
+  its User Operator rewriting a ``KafkaUser``'s quotas). Applying again would only start a
+  tug of war: the fix is in that controller's resource, so it is named, not a value change.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 from kquota.model import Entity
+from kquota.plan.controllers import CLUSTER_OPERATOR, Controllers
 from kquota.plan.types import ChangeKind, IgnoreReason, Plan
 
 REPORT_FORMAT_VERSION = 1
@@ -30,6 +35,7 @@ class DriftKind(Enum):
     KEY_REMOVED = "key_removed"
     ENTITY_MISSING = "entity_missing"
     ENTITY_UNDECLARED = "entity_undeclared"
+    REVERTED_BY_CONTROLLER = "reverted_by_controller"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +45,20 @@ class Finding:
     key: str | None = None
     desired: float | None = None
     actual: float | None = None
+    controller: str | None = None
+    """who reverted it (``reverted_by_controller`` findings)"""
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "entity": self.entity.to_json(),
             "kind": self.kind.value,
             "key": self.key,
             "desired": self.desired,
             "actual": self.actual,
         }
+        if self.controller is not None:
+            data["controller"] = self.controller
+        return data
 
 
 @dataclass(frozen=True)
@@ -86,8 +97,15 @@ class DriftReport:
         }
 
 
-def drift_report(plan: Plan, *, prune: bool, checked_at: str | None = None) -> DriftReport:
-    """drift_report reads ``plan`` (desired vs the cluster) as drift findings."""
+def drift_report(
+    plan: Plan,
+    *,
+    prune: bool,
+    checked_at: str | None = None,
+    controllers: Controllers | None = None,
+) -> DriftReport:
+    """drift_report reads ``plan`` (desired vs the cluster) as drift findings; a finding
+    that ``controllers`` explain is ``reverted_by_controller``."""
     findings: list[Finding] = []
     for alt in plan.alterations:
         if alt.kind is ChangeKind.DELETE and all(op.remove for op in alt.ops):
@@ -106,5 +124,22 @@ def drift_report(plan: Plan, *, prune: bool, checked_at: str | None = None) -> D
                 findings.append(
                     Finding(alt.entity, DriftKind.VALUE_CHANGED, op.key, op.value, op.before)
                 )
+    if controllers is not None:
+        findings = [_explained(f, controllers) for f in findings]
     unmanaged = plan.ignored_count(IgnoreReason.NOT_DECLARED)
     return DriftReport(plan.cluster, tuple(findings), unmanaged, prune, checked_at)
+
+
+_REMOVED = (DriftKind.ENTITY_MISSING, DriftKind.KEY_REMOVED)
+
+
+def _explained(f: Finding, controllers: Controllers) -> Finding:
+    """_explained: ``f`` as ``reverted_by_controller`` when it is what a controller does."""
+    by = controllers.reverted_by(f.entity)
+    if by is None:
+        return f
+    if by == CLUSTER_OPERATOR and not controllers.keeps_defaults and f.kind not in _REMOVED:
+        return f  # that operator only removes defaults; anything else is someone else
+    return Finding(
+        f.entity, DriftKind.REVERTED_BY_CONTROLLER, f.key, f.desired, f.actual, controller=by
+    )

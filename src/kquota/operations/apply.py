@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
+from kquota.display import safe_text
+from kquota.errors import KquotaError
 from kquota.operations.desired import LoadedDesired
 from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
 from kquota.plan.policy import Policy, ProtectMatch
@@ -202,6 +204,34 @@ def checked_plan(
     return plan
 
 
+class ObserveModeError(KquotaError):
+    """ObserveModeError: the cluster's policy says ``mode: observe``: kquota plans, checks
+    drift and exports there, but never writes."""
+
+
+def refuse_observed(target: Target, policy: Policy, plan: Plan | None = None) -> None:
+    """refuse_observed stops apply on a cluster in observe mode (``policy.mode: observe``),
+    before any connection, and a ``plan`` that alters an entity of an observed scope
+    (``policy.observe``): another tool still writes those quotas."""
+    where = f"cluster {safe_text(target.label)}" if target.label else "this cluster"
+    if policy.observe:
+        raise ObserveModeError(
+            f"{where} is in observe mode (policy.mode: observe in kquota.yaml): plan, drift and"
+            " export work as usual, apply does not write; set policy.mode: manage to apply"
+        )
+    if plan is None or not policy.observed:
+        return
+    hits = policy.observed_in(a.entity for a in plan.alterations)
+    if hits:
+        more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
+        raise ObserveModeError(
+            f"{where}: the plan alters {len(hits)} entities in an observed scope "
+            f"(policy.observe in kquota.yaml): {', '.join(map(str, hits[:5]))}{more}; nothing "
+            "was applied. Leave them out of the desired state, or take the scope out of "
+            "policy.observe to manage it"
+        )
+
+
 def apply(
     target: Target,
     source: ApplySource,
@@ -244,7 +274,8 @@ def run_apply(
     describe-all; a plan made for another cluster id, or against entities that changed since,
     raises :class:`~kquota.apply.staleness.StalePlanError`, and its guards are judged again on
     the live cluster (:func:`kquota.plan.guard.judge`); desired state is planned here. Then
-    the guards' refusal (:class:`~kquota.plan.guard.GuardRefused`), the audit topic checked,
+    the observe-mode refusal (:func:`refuse_observed`, also before connecting) and the guards'
+    refusal (:class:`~kquota.plan.guard.GuardRefused`), the audit topic checked,
     ``view.confirm``, a validate-only pass of every alteration (or nothing is committed),
     commit in batches, verify; finally one audit event per committed entity is published.
 
@@ -252,17 +283,8 @@ def run_apply(
     cluster, with the principals a saved plan names (planning here: those the cluster's
     discovery finds).
     """
-    target, source, asked, run = request.target, request.source, request.policy, request.run
-    props = target.client_properties()
-    policy = target.policy(
-        prune=asked.prune,
-        allow_mass_removal=asked.allow_mass_removal,
-        protect=asked.protect,
-        allow_protected_change=asked.allow_protected_change,
-    )
-    saved = (
-        None if isinstance(source, LoadedDesired) else checked_plan(source, target, props, policy)
-    )
+    policy, props, saved = _offline(request)
+    run = request.run
     view.checked()
     opened = None
     if publisher is None and run.audit_topic:
@@ -275,6 +297,36 @@ def run_apply(
     finally:
         if opened is not None:
             opened.close()
+
+
+def _offline(request: ApplyRequest) -> tuple[Policy, Mapping[str, str], Plan | None]:
+    """_offline is everything an apply checks before its first connection: the policy built
+    once, a cluster in observe mode refused, a plan (from a file or memory) through the strict
+    reader and the target check, and a plan altering an observed scope refused."""
+    target, source, asked = request.target, request.source, request.policy
+    props = target.client_properties()
+    policy = target.policy(
+        prune=asked.prune,
+        allow_mass_removal=asked.allow_mass_removal,
+        protect=asked.protect,
+        allow_protected_change=asked.allow_protected_change,
+    )
+    refuse_observed(target, policy)  # issue 23: before reading anything more or connecting
+    if isinstance(source, LoadedDesired):
+        return policy, props, None
+    saved = checked_plan(source, target, props, policy)
+    refuse_observed(target, policy, saved)  # a saved plan: before connecting too
+    return policy, props, saved
+
+
+def read_checked(request: ApplyRequest) -> Plan:
+    """read_checked reads and checks the request's plan offline, exactly as :func:`run_apply`
+    does before connecting (``apply --ramp`` shows its schedule from it first); each step of
+    it then goes the whole road again."""
+    _, _, saved = _offline(request)
+    if saved is None:
+        raise TypeError("read_checked: the request applies desired state, not a plan")
+    return saved
 
 
 def _commit(
@@ -315,6 +367,9 @@ def _commit(
                 from kquota.principals.live import discover
 
                 discovery = discover(admin)
+            from kquota.operations.capacity import for_apply
+
+            capacity = for_apply(target, policy, discovery)  # the capacity guard, as in plan
             result = plan_against(
                 target,
                 request.source,
@@ -326,11 +381,13 @@ def _commit(
                 protect=asked.protect,
                 allow_protected_change=asked.allow_protected_change,
                 policy=policy,
+                capacity=capacity,
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
         view.shown(plan, warnings)
         if plan.empty:
             return ApplyResult(plan, None)
+        refuse_observed(target, policy, plan)  # issue 23: an observed scope is never written
         refuse(plan, run.overrides)
         if publisher is not None:
             check_audit_topic(publisher)

@@ -41,7 +41,13 @@ def check_drift(
     policy = target.policy(prune=prune, allow_mass_removal=True)
     warnings = ip_spelling_warnings(state)
     plan = make(desired.quotas, state, policy, cluster=target.label)
-    report = drift_report(plan, prune=policy.prune, checked_at=utc_now_iso())
+    from kquota.operations.controllers import controllers_of
+
+    # What kquota.yaml declares (platform, kafka_users): drift asks the brokers nothing more.
+    controllers = controllers_of(target)
+    report = drift_report(
+        plan, prune=policy.prune, checked_at=utc_now_iso(), controllers=controllers
+    )
     return DriftResult(report, warnings)
 
 

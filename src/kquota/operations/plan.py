@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kquota.model import QuotaState
+from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import LoadedDesired
+from kquota.plan.controllers import Controllers
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
 from kquota.plan.simulate import simulate_plan
@@ -59,13 +61,18 @@ def plan_against(
     protect: Sequence[ProtectMatch] = (),
     allow_protected_change: bool = False,
     policy: Policy | None = None,
+    capacity: CapacityInputs | None = None,
+    allow_oversubscription: bool = False,
+    controllers: Controllers | None = None,
 ) -> PlanResult:
     """plan_against plans ``desired`` against ``state`` and stamps the plan with what a saved
     plan records: cluster and cluster id, desired digest, version, time.
 
     With a ``discovery`` (``--impact``, ``--principals``), or principals protected by the
     policy or ``protect`` (added to it), the plan carries its impact
-    (:func:`kquota.plan.impact.plan_impact`) and the protected principals' verdict.
+    (:func:`kquota.plan.impact.plan_impact`) and the protected principals' verdict. With
+    ``capacity`` it carries its capacity report (:mod:`kquota.operations.capacity`); with
+    ``controllers`` the notes on what other controllers will do with it.
 
     The caller loads the desired state first (:func:`~kquota.operations.load_desired_state`):
     local files are read and checked before any connection, so a typo is never reported as a
@@ -82,6 +89,8 @@ def plan_against(
             protect=protect,
             allow_protected_change=allow_protected_change,
         )
+    if allow_oversubscription:
+        policy = dataclasses.replace(policy, allow_oversubscription=True)
     plan = make(desired.quotas, state, policy, cluster=origin.cluster)
     plan = dataclasses.replace(
         plan,
@@ -91,6 +100,25 @@ def plan_against(
         created_at=utc_now_iso(),
     )
     plan = with_impact(plan, state, policy, discovery)
+    if capacity is not None:
+        from kquota.operations.capacity import with_capacity
+
+        known = [*capacity.discovery.principals, *principals]
+        plan = with_capacity(
+            plan, state, policy, known, capacity.declared, capacity.facts, capacity.callback
+        )
+        assert plan.capacity is not None
+        warnings += plan.capacity.warnings
+    if controllers is not None and controllers.any:
+        from kquota.plan.controllers import controller_notes
+
+        plan = dataclasses.replace(plan, controller_notes=controller_notes(plan, controllers))
+    observed = policy.observed_in(a.entity for a in plan.alterations)
+    if policy.observe or observed:
+        from kquota.plan.controllers import observe_note
+
+        note = observe_note(len(observed), whole_cluster=policy.observe)
+        plan = dataclasses.replace(plan, controller_notes=(*plan.controller_notes, note))
     changes: tuple[ResolutionChange, ...] = ()
     if principals:
         altered = [a.entity for a in plan.alterations]
@@ -151,13 +179,19 @@ def make_plan(
     listed: Discovery | None = None,
     protect: Sequence[ProtectMatch] = (),
     allow_protected_change: bool = False,
+    capacity: bool | None = None,
+    allow_oversubscription: bool = False,
 ) -> PlanResult:
     """make_plan reads the target's current state (snapshot or live) and plans against it.
 
     ``impact`` asks the cluster who it serves (:mod:`kquota.principals.live`); ``listed``
     principals (:func:`kquota.principals.listed.read_principals`) are resolved too.
+    ``capacity`` (None: on where ``kquota.yaml`` declares a capacity) adds the capacity
+    report, over the principals discovered (the cluster is asked even without ``impact``).
     """
     from kquota import argcheck as check
+    from kquota.operations import capacity as cap
+    from kquota.operations.controllers import controllers_of
 
     check.instance(target, Target, "make_plan: target", "a kquota.Target")
     check.instance(desired, LoadedDesired, "make_plan: desired", "a kquota.LoadedDesired")
@@ -168,10 +202,22 @@ def make_plan(
     check.optional(listed, Discovery, "make_plan: listed", "a Discovery")
     protect = check.items(protect, ProtectMatch, "make_plan: protect", "ProtectMatch")
     check.flag(allow_protected_change, "make_plan: allow_protected_change")
+    check.optional_flag(capacity, "make_plan: capacity")
+    check.flag(allow_oversubscription, "make_plan: allow_oversubscription")
     state, origin = target.load_state_and_origin()
     discovery = None
     if impact or listed is not None:
         discovery = discover_principals(target, live=impact, listed=listed)
+    inputs = None
+    settings = None
+    if cap.wanted(target, capacity):
+        facts, callback, settings = cap.broker_facts(target)
+        found = discovery
+        if found is None:
+            found = discover_principals(target, live=not target.offline, listed=None)
+        inputs = cap.CapacityInputs(cap.declared_capacity(target), facts, callback, found)
+    found_callback = None if discovery is None else discovery.quota_callback
+    controllers = controllers_of(target, settings, found_callback)
     return plan_against(
         target,
         desired,
@@ -183,4 +229,7 @@ def make_plan(
         discovery=discovery,
         protect=protect,
         allow_protected_change=allow_protected_change,
+        capacity=inputs,
+        allow_oversubscription=allow_oversubscription,
+        controllers=controllers,
     )

@@ -1,11 +1,14 @@
 """The guards' one decision: may this plan be applied, and if not, the one refusal.
 
-Two guards hold a plan back: the mass-removal guard (:meth:`Policy.guard`: too many quota
-values removed, or an empty desired state that would prune the scope) and the
+Three guards hold a plan back: the mass-removal guard (:meth:`Policy.guard`: too many quota
+values removed, or an empty desired state that would prune the scope), the
 protected-principals guard (:mod:`kquota.plan.impact`: a protected principal's effective
-quota lowered or newly imposed). A plan's verdict is :attr:`Plan.refusal`; :func:`judge`
-decides it under the policy in force now, from the plan alone or, once connected, with the
-live cluster's managed counts and effective quotas; :func:`refuse` raises the one refusal,
+quota lowered or newly imposed) and the capacity guard (:mod:`kquota.plan.capacity`, issue
+23: quotas oversubscribing the brokers beyond ``policy.capacity.max_oversubscription``; a
+saved plan it stopped stays stopped, see :mod:`kquota.planfile.reader`). A plan's verdict
+is :attr:`Plan.refusal`; :func:`judge` decides the first two under the policy in force now,
+from the plan alone or, once connected, with the live cluster's managed counts and effective
+quotas; :func:`refuse` raises the one refusal,
 :class:`GuardRefused`, that ``plan``, ``apply``, a saved plan's reader and the library raise.
 
 A saved plan's own verdict (its ``guard_violation``, ``mass_removal_allowed``, managed counts,
@@ -70,14 +73,25 @@ def judge(plan: Plan, policy: Policy, current: QuotaState | None = None) -> Plan
     return recheck_impact(plan, current, policy)
 
 
+CAPACITY = "capacity guard: "
+"""How :attr:`Plan.refusal` starts when the capacity guard stops the plan."""
+
+
 def refuse(plan: Plan, overrides: Overrides = LIBRARY) -> None:
     """refuse raises :class:`GuardRefused` for a plan a guard holds back, naming the override
-    of the guard that stops it, as ``overrides`` spells it."""
+    of the guard that stops it, as ``overrides`` spells it (the capacity guard's: plan again
+    with ``--allow-oversubscription``)."""
     refusal = plan.refusal
+    if refusal is not None and refusal.startswith(CAPACITY):
+        # The capacity guard (issue 23) has no override at apply: the plan is made again.
+        raise GuardRefused(
+            f"{refusal}; nothing was applied (review it with kquota plan, save it with "
+            "--allow-oversubscription --out PLAN.json, and apply that plan if this is intended)"
+        )
     if refusal is not None:
         mass = plan.guard_violation is not None and not plan.mass_removal_allowed
         override = overrides.mass_removal if mass else overrides.protected_change
         raise GuardRefused(f"{refusal}; nothing was applied (pass {override} if this is intended)")
 
 
-__all__ = ["FLAGS", "LIBRARY", "GuardRefused", "Overrides", "judge", "refuse"]
+__all__ = ["CAPACITY", "FLAGS", "LIBRARY", "GuardRefused", "Overrides", "judge", "refuse"]

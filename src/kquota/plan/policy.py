@@ -160,6 +160,13 @@ class Policy:
     allow_mass_removal: bool = False
     protect: tuple[ProtectMatch, ...] = ()
     allow_protected_change: bool = False
+    max_oversubscription: float | None = None
+    """``policy.capacity.max_oversubscription``: the capacity guard's limit (None: report only)"""
+    allow_oversubscription: bool = False
+    observe: bool = False
+    """``policy.mode: observe``: plan, drift and export as usual; apply refuses"""
+    observed: tuple[ScopeMatch, ...] = ()
+    """``policy.observe``: scopes in observe mode: apply refuses a plan that alters one"""
 
     def __post_init__(self) -> None:
         # The public API's door (kquota.Policy): wrong types fail here, by name.
@@ -173,6 +180,11 @@ class Policy:
         check.flag(self.allow_mass_removal, "Policy: allow_mass_removal")
         check.items(self.protect, ProtectMatch, "Policy: protect", "ProtectMatch")
         check.flag(self.allow_protected_change, "Policy: allow_protected_change")
+        if self.max_oversubscription is not None:
+            check.number(self.max_oversubscription, "Policy: max_oversubscription", 0.0, 1e9)
+        check.flag(self.allow_oversubscription, "Policy: allow_oversubscription")
+        check.flag(self.observe, "Policy: observe")
+        check.items(self.observed, ScopeMatch, "Policy: observed", "ScopeMatch")
 
     @classmethod
     def build(
@@ -209,6 +221,13 @@ class Policy:
         if self.scope is None:
             return True
         return any(m.matches(entity) for m in self.scope)
+
+    def observed_in(self, entities: Iterable[Entity]) -> list[Entity]:
+        """observed_in are the ``entities`` in an observed scope (``policy.observe``), or all
+        of them when the whole cluster is observed (``policy.mode: observe``)."""
+        if self.observe:
+            return list(entities)
+        return [e for e in entities if any(m.matches(e) for m in self.observed)]
 
     def guard(self, removals: Removals, *, desired_empty: bool) -> str | None:
         """guard returns why a plan's removals are unsafe, or None.

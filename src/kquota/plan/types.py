@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kquota.model import Entity
 from kquota.plan.resolver import Principal, ResolutionChange, ResolvedQuota
+
+if TYPE_CHECKING:
+    from kquota.plan.capacity import CapacityReport
 
 PLAN_FORMAT_VERSION = 1
 
@@ -241,6 +244,12 @@ class Plan:
     impact: PlanImpact | None = None
     """The blast radius, when asked for or when principals are protected; None otherwise,
     and then the JSON contract has none of :data:`IMPACT_FIELDS`."""
+    capacity: CapacityReport | None = None
+    """Capacity and headroom (:mod:`kquota.plan.capacity`), when asked for or declared;
+    None otherwise, and then the JSON contract has no ``capacity`` field."""
+    controller_notes: tuple[str, ...] = ()
+    """What other controllers will do with this plan (:mod:`kquota.plan.controllers`); the
+    JSON contract has ``controller_notes`` only when there are some."""
 
     @property
     def empty(self) -> bool:
@@ -251,7 +260,8 @@ class Plan:
     def applyable(self) -> bool:
         """applyable: no guard holds the plan back (its :attr:`refusal` is None)."""
         guard_ok = self.guard_violation is None or self.mass_removal_allowed
-        return guard_ok and not (self.impact is not None and self.impact.stops)
+        capacity_ok = self.capacity is None or not self.capacity.stops
+        return guard_ok and capacity_ok and not (self.impact is not None and self.impact.stops)
 
     @property
     def refusal(self) -> str | None:
@@ -261,6 +271,8 @@ class Plan:
             return f"mass-removal guard: {self.guard_violation}"
         if self.impact is not None and self.impact.stops:
             return "protected principals: " + "; ".join(self.impact.protected)
+        if self.capacity is not None and self.capacity.stops:
+            return "capacity guard: " + "; ".join(self.capacity.stopped)
         return None
 
     def count(self, kind: ChangeKind) -> int:
@@ -315,4 +327,6 @@ class Plan:
             "alterations": [a.to_data() for a in self.alterations],
             "summary": self.summary(),
             **({} if self.impact is None else self.impact.to_data()),
+            **({} if self.capacity is None else {"capacity": self.capacity.to_data()}),
+            **({"controller_notes": list(self.controller_notes)} if self.controller_notes else {}),
         }

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
@@ -81,9 +81,11 @@ _TOP = (
     "summary",
     *IMPACT_FIELDS,
     "lookalikes",  # derived from the alterations for a reader (render/json.py); ignored
+    "capacity",  # the capacity report (issue 23), for a reader; its guard's stop is kept
+    "controller_notes",  # what other controllers will do (issue 23), for a reader; ignored
 )
 _META = ("created_at", "desired_digest", "kquota_version")
-_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes"})
+_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes"})
 _ALTERATION = ("entity", "change", "ops")
 _OP = ("key", "value", "remove", "before")
 _COUNTS = ("create", "update", "delete", "unchanged", "set_ops", "remove_ops")
@@ -332,6 +334,7 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     )
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
+    _capacity_verdict(top.get("capacity"), check)
     plan = judge(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
         check.guard_trips = True
@@ -342,6 +345,21 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
             "--allow-mass-removal after review (the plan file cannot allow it)",
         )
     return plan
+
+
+def _capacity_verdict(value: object, check: _Checker) -> None:
+    """A saved plan the capacity guard stopped (issue 23) stays stopped: apply does not read
+    the brokers' capacity again, so the plan's own verdict is kept; only a plan made again
+    with ``--allow-oversubscription`` passes. The rest of the report is for readers."""
+    if not isinstance(value, Mapping):
+        return
+    stops = value.get("oversubscription_stops")
+    if stops and not value.get("oversubscription_allowed"):
+        check.add(
+            "capacity.oversubscription_stops",
+            "the capacity guard stopped this plan",
+            "a plan made again with kquota plan --allow-oversubscription after review",
+        )
 
 
 def _impact(value: object, check: _Checker) -> PlanImpact:

@@ -111,6 +111,10 @@ def render_plan(
     head = [title, ""]
     head += [line for v in verdicts for line in _caution(md.text(v))]
     head += _guards(plan)
+    if plan.controller_notes:
+        from kquota.render.controllers import markdown_lines as controller_lines
+
+        head += controller_lines(plan.controller_notes)
     pairs = lookalikes(plan.alterations)
     head += _lookalike_note(pairs)
     if plan.empty:
@@ -124,6 +128,10 @@ def render_plan(
         body += _changes(plan, pairs, b)
     if plan.impact is not None:
         body += _impact(plan.impact, b)
+    if plan.capacity is not None:
+        from kquota.render.capacity import markdown_lines as capacity_lines
+
+        body += capacity_lines(plan.capacity, b)
     if principal_changes:
         body += _principals(principal_changes, b)
     note = _omitted_note(b.omitted, full_plan_at)

@@ -52,6 +52,10 @@ def render_plan(
     lines.extend(f"STOPPED: {safe_text(v)}" for v in verdicts)
     lines.extend(_guard(plan))
     lines.extend(_protected(plan.impact))
+    if plan.controller_notes:
+        from kquota.render.controllers import text_lines as controller_lines
+
+        lines.extend(controller_lines(plan.controller_notes))
     lines.append("")
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
@@ -69,6 +73,10 @@ def render_plan(
     lines.extend(_left_alone(plan))
     if plan.impact is not None:
         lines.extend(_impact(plan.impact))
+    if plan.capacity is not None:
+        from kquota.render.capacity import text_lines as capacity_lines
+
+        lines.extend(capacity_lines(plan.capacity))
     if principal_changes:
         lines.append("")
         lines.append("Effective quotas of the named principals:")

@@ -29,6 +29,8 @@ def overrides(plan: Plan) -> list[str]:
         out.append("--allow-mass-removal")
     if plan.impact is not None and plan.impact.stops:
         out.append("--allow-protected-change")
+    if plan.capacity is not None and plan.capacity.stops:
+        out.append("--allow-oversubscription")
     return out
 
 

@@ -1,0 +1,150 @@
+"""``kquota fleet apply``: roll the fleet's reviewed plans out in waves (see
+:mod:`kquota.operations.fleet_apply` for how each cluster is applied and checked)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kquota.cli.timeout_option import (
+    MAX_TIMEOUT,
+    MIN_TIMEOUT,
+    Duration,
+    duration_help,
+    timeout_option,
+)
+from kquota.errors import UsageError
+
+if TYPE_CHECKING:
+    from kquota.fleet.rollout import PlannedWave
+
+VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
+
+
+def _waves(
+    wave_flags: tuple[str, ...], config_path: Path | None, names: list[str]
+) -> list[PlannedWave]:
+    from kquota.config import load_config
+    from kquota.config_file import find_config
+    from kquota.deadline import parse_duration
+    from kquota.fleet.rollout import Wave, default_waves, parse_wave, plan_waves
+
+    if wave_flags:
+        waves = [parse_wave(w) for w in wave_flags]
+    else:
+        path = config_path or find_config()
+        rollout = load_config(path).rollout if path is not None else []
+        waves = [
+            Wave(
+                tuple(w.clusters),
+                w.max_parallel,
+                parse_duration(w.soak, "soak", minimum=1.0, maximum=7 * 24 * 3600.0)
+                if w.soak
+                else 0.0,
+            )
+            for w in rollout
+        ] or default_waves(names)
+    return plan_waves(names, waves)
+
+
+@click.command("apply")
+@click.argument("plans_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--desired",
+    "desired_root",
+    required=True,
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The desired-state root the plans were made from (ROOT/<cluster>/*.yaml).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Project config with each cluster's target (default: ./kquota.yaml).",
+)
+@click.option(
+    "--wave",
+    "wave_flags",
+    multiple=True,
+    metavar="GLOB[,GLOB][:MAX_PARALLEL[:SOAK]]",
+    help="A wave, in order (repeatable); default: rollout: in kquota.yaml, else the first "
+    "cluster as the canary, then the rest.",
+)
+@click.option(
+    "--prune/--no-prune", default=False, show_default=True, help="As given to fleet plan."
+)
+@click.option("--allow-mass-removal", is_flag=True, help="As given to fleet plan.")
+@click.option("--audit-topic", help="Audit topic for every cluster (default: each one's own).")
+@click.option("--auto-approve", is_flag=True, help="Roll out without asking (CI, no terminal).")
+@click.option("--resume", is_flag=True, help="Continue a stopped rollout from its record.")
+@click.option(
+    "--verify-timeout",
+    type=VERIFY_TIMEOUT,
+    metavar="DURATION",
+    default="15s",
+    show_default=True,
+    help=duration_help("Per cluster, as for apply:", VERIFY_TIMEOUT),
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="The rollout report's format.",
+)
+@timeout_option("fleet")
+def apply_cmd(
+    plans_dir: Path,
+    desired_root: Path,
+    config_path: Path | None,
+    wave_flags: tuple[str, ...],
+    prune: bool,
+    allow_mass_removal: bool,
+    audit_topic: str | None,
+    auto_approve: bool,
+    resume: bool,
+    verify_timeout: float,
+    fmt: str,
+) -> None:
+    """Apply the plans in PLANS_DIR (written by fleet plan) cluster by cluster, in waves.
+
+    Each cluster goes the whole apply road against its own kquota.yaml target; a wave starts
+    when every cluster before it is verified (and its soak stayed drift-free). The first
+    failure stops the rollout; --resume continues it. Exit 1 when it stopped."""
+    from kquota.operations.fleet_apply import FleetApplyRequest, fleet_apply
+    from kquota.render import fleet_apply as render
+
+    names = sorted(p.name.removesuffix(".plan.json") for p in plans_dir.glob("*.plan.json"))
+    if not names:
+        raise UsageError(f"{plans_dir}: no <cluster>.plan.json here (written by fleet plan)")
+    waves = _waves(wave_flags, config_path, names)
+    if not auto_approve:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                "not rolling out without confirmation: there is no terminal to ask on; "
+                "review the plans and pass --auto-approve"
+            )
+        for w in waves:
+            click.echo(f"wave {w.number}: {', '.join(w.clusters)}", err=True)
+        if not click.confirm("Roll out these waves?", default=False, err=True):
+            raise click.Abort()
+    request = FleetApplyRequest(
+        plans_dir=plans_dir,
+        desired_root=desired_root,
+        waves=tuple(waves),
+        config_path=config_path,
+        prune=prune,
+        allow_mass_removal=allow_mass_removal,
+        audit_topic=audit_topic,
+        verify_timeout=verify_timeout,
+        resume=resume,
+    )
+    report = fleet_apply(request, progress=lambda line: click.echo(line, err=True))
+    shown = {"json": render.render_json, "markdown": render.render_markdown}
+    click.echo(shown.get(fmt, render.render_text)(report), nl=False)
+    if not report.ok:
+        sys.exit(1)

@@ -1,0 +1,297 @@
+"""``fleet apply``: the fleet's reviewed plans rolled out wave by wave, each cluster through
+the whole single-cluster apply road.
+
+Which plan goes to which cluster: ``fleet plan`` plans from snapshots and records no cluster
+id, and a saved plan without one is refused by apply. So fleet apply does not apply the
+reviewed file as is: for each cluster it runs the one apply operation
+(:func:`kquota.operations.apply.apply`) on that cluster's desired state (``ROOT/<cluster>``,
+what was reviewed), which plans it against the live cluster (the live cluster id, lease,
+describe) and, before anything is written, compares that live plan with the reviewed plan
+file: the same alterations (every op with its before value) and the same snapshot
+fingerprint (the altered entities hold on the cluster exactly what the snapshot said). Any
+difference refuses the cluster with nothing written; then guards, validate-only, commit,
+verify and audit go as for ``kquota apply``. What is applied is what was reviewed, proven
+against the live cluster, never a plan file trusted to name its own target.
+
+The rollout stops at the first cluster that fails; nothing of a later cluster or wave
+starts. A record (``PLANS/fleet-apply.json``) is written after each cluster, so
+``--resume`` continues from the first cluster not done, with the staleness of each
+remaining cluster checked again by its own apply.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kquota import deadline
+from kquota.errors import KquotaError, UsageError
+from kquota.fleet.rollout import (
+    COMMITTED,
+    DONE,
+    FAILED,
+    UNCHANGED,
+    ClusterOutcome,
+    FleetApplyReport,
+    PlannedWave,
+)
+from kquota.operations.apply import ApplyHooks, ApplyResult
+from kquota.plan.types import Plan
+from kquota.render.format import display_entity, safe_text
+from kquota.target import Target
+
+RECORD = "fleet-apply.json"
+
+
+class PlanDiffers(KquotaError):
+    """PlanDiffers: the cluster's live plan is not the reviewed one; nothing was written."""
+
+
+def differences(reviewed: Plan, live: Plan) -> list[str]:
+    """differences says how the live plan differs from the reviewed one (empty: the same)."""
+    out = []
+    mine = {a.entity: a for a in reviewed.alterations}
+    theirs = {a.entity: a for a in live.alterations}
+    for entity in [*mine, *(e for e in theirs if e not in mine)]:
+        a, b = mine.get(entity), theirs.get(entity)
+        if a is None:
+            out.append(f"{display_entity(entity)}: not in the reviewed plan")
+        elif b is None:
+            out.append(f"{display_entity(entity)}: in the reviewed plan, not in the live one")
+        elif (a.kind, a.ops) != (b.kind, b.ops):
+            out.append(f"{display_entity(entity)}: its changes differ")
+    if not out and reviewed.snapshot_fingerprint != live.snapshot_fingerprint:
+        out.append("other keys of the altered entities changed since the snapshot")
+    return out
+
+
+def _check_same(name: str, reviewed: Plan) -> Callable[[Plan], None]:
+    def confirm(live: Plan) -> None:
+        found = differences(reviewed, live)
+        if found:
+            shown = "\n".join(f"  {d}" for d in found[:10])
+            more = f"\n  … and {len(found) - 10} more" if len(found) > 10 else ""
+            raise PlanDiffers(
+                f"{name}: the live plan is not the reviewed plan (the cluster or the desired "
+                f"state changed since fleet plan); nothing was written:\n{shown}{more}\n"
+                "plan the fleet again and review the new plans"
+            )
+
+    return confirm
+
+
+def _failure(result: ApplyResult) -> str:
+    report = result.report
+    assert report is not None
+    total = len(result.plan.alterations)
+    if report.validation_failures:
+        return (
+            f"validate-only pass failed for {len(report.validation_failures)} of {total} "
+            "entities; nothing was committed"
+        )
+    parts = [f"committed {len(report.committed)} of {total} entities"]
+    for label, items in (
+        ("failed", report.failed),
+        ("uncertain", report.uncertain),
+        ("not attempted", report.not_attempted),
+        ("not shown yet by every broker", report.unconverged),
+        ("overwritten by another writer", report.overwritten),
+    ):
+        if items:
+            parts.append(f"{len(items)} {label}")
+    if result.audit is not None and not result.audit.confirmed:
+        parts.append(result.audit.message)
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class FleetApplyRequest:
+    """FleetApplyRequest is one fleet rollout: where the reviewed plans and the desired state
+    are, the waves, and the options every cluster's apply takes."""
+
+    plans_dir: Path
+    desired_root: Path
+    waves: tuple[PlannedWave, ...]
+    config_path: Path | None = None
+    prune: bool | None = None
+    allow_mass_removal: bool = False
+    audit_topic: str | None = None
+    verify_timeout: float = 15.0
+    resume: bool = False
+
+
+def reviewed_plans(request: FleetApplyRequest, names: Sequence[str]) -> dict[str, Plan]:
+    """reviewed_plans reads every cluster's plan file strictly (review mode: a fleet plan has
+    no cluster id) and checks each against its kquota.yaml target, before any connection."""
+    from kquota.planfile.reader import PlanFileError, load_plan_file
+
+    plans, problems = {}, []
+    for name in names:
+        path = request.plans_dir / f"{name}.plan.json"
+        try:
+            target = _target(request, name)
+            policy = target.policy(
+                prune=request.prune, allow_mass_removal=request.allow_mass_removal
+            )
+            plans[name] = load_plan_file(path, policy, review=True)
+            if not (request.desired_root / name).is_dir():
+                problems.append(f"{name}: no desired state at {request.desired_root / name}")
+        except (PlanFileError, KquotaError) as e:
+            problems.append(f"{name}: {e}")
+    for name, plan in plans.items():
+        if plan.cluster not in (None, name):
+            problems.append(f"{name}: its plan file was made for {safe_text(str(plan.cluster))!r}")
+    if problems:
+        raise UsageError("fleet apply: nothing was applied:\n" + "\n".join(problems))
+    return plans
+
+
+def _target(request: FleetApplyRequest, name: str) -> Target:
+    return Target.resolve(cluster_name=name, config_path=request.config_path, require_source=False)
+
+
+def _load_record(request: FleetApplyRequest, plan_ids: dict[str, str]) -> dict[str, str]:
+    path = request.plans_dir / RECORD
+    if not path.exists():
+        if request.resume:
+            raise UsageError(f"--resume: no record of an earlier fleet apply at {path}")
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        recorded = {c["cluster"]: (c["plan_id"], c["status"]) for c in data["clusters"]}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{path}: not a fleet apply record ({e})") from None
+    if not request.resume:
+        if any(status in DONE for _, status in recorded.values()):
+            raise UsageError(
+                f"{path} records an earlier fleet apply of these plans: pass --resume to "
+                "continue it (or remove the file to start over)"
+            )
+        return {}
+    changed = sorted(n for n, (pid, _) in recorded.items() if plan_ids.get(n) not in (None, pid))
+    if changed:
+        raise UsageError(
+            f"--resume: the plans of {', '.join(changed)} changed since the recorded rollout; "
+            f"nothing was applied (remove {path} to start a new rollout)"
+        )
+    return {n: status for n, (_, status) in recorded.items()}
+
+
+def _write_record(report: FleetApplyReport) -> None:
+    path = report.plans_dir / RECORD
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(report.to_data(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def fleet_apply(
+    request: FleetApplyRequest,
+    *,
+    progress: Callable[[str], None] = lambda _line: None,
+) -> FleetApplyReport:
+    """fleet_apply rolls the reviewed plans out wave by wave (see the module docstring)."""
+    from kquota.planfile.writer import plan_id
+
+    names = [n for w in request.waves for n in w.clusters]
+    plans = reviewed_plans(request, names)
+    ids = {n: plan_id(p) for n, p in plans.items()}
+    done_before = _load_record(request, ids)
+    report = FleetApplyReport(request.plans_dir, request.waves, desired_root=request.desired_root)
+    for wave in request.waves:
+        for name in wave.clusters:
+            report.clusters.append(ClusterOutcome(name, wave.number, ids[name]))
+    by_name = {c.cluster: c for c in report.clusters}
+    for name, status in done_before.items():
+        if status in DONE and name in by_name:
+            by_name[name].status = status
+            by_name[name].detail = "done in an earlier run"
+    for wave in request.waves:
+        progress(f"wave {wave.number} of {len(request.waves)}: {', '.join(wave.clusters)}")
+        for name in wave.clusters:
+            outcome = by_name[name]
+            if outcome.status in DONE:
+                progress(f"  {name}: {outcome.status} in an earlier run")
+                continue
+            _apply_cluster(request, name, plans[name], outcome)
+            progress(
+                f"  {name}: {outcome.status}" + (f": {outcome.detail}" if outcome.detail else "")
+            )
+            _write_record(report)
+            if outcome.status not in DONE:
+                report.stopped = f"{name} (wave {wave.number}) failed"
+                return report
+        last = wave.number == len(request.waves)
+        if wave.wave.soak and not last:
+            progress(f"  soak: {deadline.format_duration(wave.wave.soak)}, then drift checked")
+            drifted = _soak(request, wave, plans)
+            if drifted:
+                report.stopped = f"drift during the soak of wave {wave.number}: {drifted}"
+                _write_record(report)
+                return report
+    _write_record(report)
+    return report
+
+
+def _apply_cluster(
+    request: FleetApplyRequest, name: str, reviewed: Plan, outcome: ClusterOutcome
+) -> None:
+    """_apply_cluster is the one call into the apply operation for one cluster."""
+    from kquota.operations.apply import apply
+    from kquota.operations.desired import load_desired_state
+
+    publisher = None
+    try:
+        target = _target(request, name)
+        desired = load_desired_state([request.desired_root / name])
+        topic = request.audit_topic or target.audit_topic
+        if topic:
+            from kquota.audit import AuditPublisher
+
+            publisher = AuditPublisher(topic, target.client_properties())
+        result = apply(
+            target,
+            desired,
+            prune=request.prune,
+            allow_mass_removal=request.allow_mass_removal,
+            override="--allow-mass-removal",
+            verify_timeout=request.verify_timeout,
+            publisher=publisher,
+            hooks=ApplyHooks(confirm=_check_same(name, reviewed)),
+            protect_override="--allow-protected-change",
+        )
+    except KquotaError as e:
+        outcome.status, outcome.detail = FAILED, str(e)
+        return
+    finally:
+        if publisher is not None:
+            publisher.close()
+    if result.report is None:
+        outcome.status, outcome.detail = UNCHANGED, "nothing to apply"
+    elif result.ok:
+        n = len(result.report.committed)
+        audited = f"; {result.audit.message}" if result.audit is not None else ""
+        outcome.status, outcome.detail = COMMITTED, f"{n} entities committed and verified{audited}"
+    else:
+        outcome.status, outcome.detail = FAILED, _failure(result)
+
+
+def _soak(request: FleetApplyRequest, wave: PlannedWave, plans: dict[str, Plan]) -> str | None:
+    """_soak waits the wave's soak time, then checks each of its clusters still shows its
+    plan; the first drift found, or None."""
+    from kquota.operations.ramp import drift_in
+
+    ends = time.monotonic() + wave.wave.soak
+    while (left := ends - time.monotonic()) > 0:
+        outer = deadline.current()
+        if outer is not None and outer.remaining() < left:
+            raise outer.exceeded()
+        time.sleep(min(0.5, left))
+    for name in wave.clusters:
+        with _target(request, name).admin() as admin:
+            found = drift_in(plans[name], admin.describe_all(), setter="the plan")
+        if found:
+            return f"{name}: {found[0]}"
+    return None

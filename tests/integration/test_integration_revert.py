@@ -1,0 +1,184 @@
+"""kquota revert and history against a real broker: an apply undone from its audit trail.
+
+Kafka's own ``kafka-configs`` reads the values back: an independent second client, so a bug
+shared by kquota's writer and reader cannot hide a wrong value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cli_runner import run_kquota
+from conftest import KafkaConfigsTool
+from kquota.devbroker.launcher import BrokerInfo
+from polling import assert_eventually
+
+pytestmark = pytest.mark.integration
+
+HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+
+
+@dataclass
+class Repo:
+    root: Path
+    prefix: str
+    topic: str
+    capsys: pytest.CaptureFixture[str]
+    tool: KafkaConfigsTool
+
+    def write(self, entries: list[str]) -> None:
+        (self.root / "quotas" / "main.yaml").write_text(
+            HEADER + "".join(f"  - {e}\n" for e in entries)
+        )
+
+    def kquota(self, *argv: str) -> tuple[int, str, str]:
+        return run_kquota(list(argv), self.capsys)
+
+    def configs(self, user: str) -> dict[str, float]:
+        """The user's quotas as kafka-configs reads them."""
+        out = self.tool("--describe", "--user", f"{self.prefix}{user}").stdout
+        found = re.search(r" are (.*)$", out, re.MULTILINE)
+        if found is None or not found.group(1).strip():
+            return {}
+        pairs = (item.split("=", 1) for item in found.group(1).split(","))
+        return {k.strip(): float(v) for k, v in pairs}
+
+    def set_out_of_band(self, user: str, config: str) -> None:
+        self.tool("--alter", "--add-config", config, "--user", f"{self.prefix}{user}")
+
+
+@pytest.fixture()
+def repo(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kafka_broker: BrokerInfo,
+    capsys: pytest.CaptureFixture[str],
+    kafka_configs_tool: KafkaConfigsTool,
+) -> Iterator[Repo]:
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    prefix = f"r{secrets.token_hex(3)}-"
+    topic = f"audit-{prefix}t"
+    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap_servers})
+    for f in admin.create_topics([NewTopic(topic, num_partitions=2)]).values():
+        f.result(timeout=30)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n"
+        "  local:\n"
+        f"    kafka: {{bootstrap.servers: '{kafka_broker.bootstrap_servers}'}}\n"
+        "    desired: [quotas]\n"
+        f"    audit_topic: {topic}\n"
+        f"    policy: {{prune: true, scope: [{{user: '{prefix}*'}}], "
+        "max_removals: 100, max_removal_fraction: 1.0}\n"
+    )
+    yield Repo(tmp_path, prefix, topic, capsys, kafka_configs_tool)
+
+
+def _plan_id(out: str, repo: Repo) -> str:
+    code, hist, err = repo.kquota("history", "--format", "json")
+    assert code == 0, hist + err
+    return str(json.loads(hist)["applies"][-1]["plan_id"])
+
+
+def test_revert_restores_every_before_value_and_history_lists_both(repo: Repo) -> None:
+    p = repo.prefix
+    # The starting point, written by Kafka's own tool: kim is updated, lee removed by prune.
+    repo.set_out_of_band("kim", "producer_byte_rate=1000,consumer_byte_rate=2000")
+    repo.set_out_of_band("lee", "request_percentage=10")
+    assert_eventually(lambda: repo.configs("lee") == {"request_percentage": 10.0})
+    before = {u: repo.configs(u) for u in ("kim", "lee", "new")}
+    assert before["new"] == {}
+
+    repo.write(
+        [
+            f"{{match: {{user: {p}kim}}, "
+            "set: {producer_byte_rate: 5000, consumer_byte_rate: 2000}}",
+            f"{{match: {{user: {p}new}}, set: {{consumer_byte_rate: 64}}}}",
+        ]
+    )
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 0, out + err
+    assert "committed 3 of 3 entities" in out and "audit: 3 events confirmed" in out
+    applied = _plan_id(out, repo)
+
+    code, out, err = repo.kquota("revert", "--last", "--out", "revert.json")
+    assert code == 0, out + err
+    assert f"revert of apply {applied}" in out
+    assert f"~ {{user={p}kim}}" in out and f"- {{user={p}new}}" in out
+    assert f"+ {{user={p}lee}}" in out
+    saved = json.loads((repo.root / "revert.json").read_text())
+    assert saved["cluster_id"] and saved["snapshot_fingerprint"].startswith("sha256:")
+
+    code, out, err = repo.kquota("apply", "revert.json", "--cluster", "local", "--auto-approve")
+    assert code == 0, out + err
+    assert "committed 3 of 3 entities" in out and "verified" in out
+    assert {u: repo.configs(u) for u in ("kim", "lee", "new")} == before
+
+    code, out, err = repo.kquota("history")
+    assert code == 0, out + err
+    assert "applies recorded on audit topic" in out and ": 2" in out.splitlines()[0]
+    lines = [line for line in out.splitlines() if "entities (" in line]
+    assert lines[0].lstrip().startswith(applied) and "(+1 ~1 -1)" in lines[0]
+    assert f"reverts {applied}" in lines[1] and "(+1 ~1 -1)" in lines[1]
+
+    code, out, err = repo.kquota("history", "--entity", f"user={p}kim")
+    assert code == 0, out + err
+    assert out.count("producer_byte_rate: 1000 → 5000") == 1
+    assert out.count("producer_byte_rate: 5000 → 1000") == 1
+    assert "consumer_byte_rate" not in out  # unchanged keys are not in the trail
+
+    # Reverting again has nothing left to do.
+    code, out, err = repo.kquota("revert", "--plan-id", applied)
+    assert code == 1 and "kim" in err and "changed since" in err  # the revert moved them
+
+
+def test_revert_refuses_after_an_out_of_band_change_unless_forced(repo: Repo) -> None:
+    p = repo.prefix
+    repo.write(
+        [
+            f"{{match: {{user: {p}ann}}, set: {{producer_byte_rate: 100}}}}",
+            f"{{match: {{user: {p}bo}}, set: {{producer_byte_rate: 200}}}}",
+        ]
+    )
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 0, out + err
+    applied = _plan_id(out, repo)
+    repo.set_out_of_band("bo", "producer_byte_rate=300")
+    assert_eventually(lambda: repo.configs("bo") == {"producer_byte_rate": 300.0})
+
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--out", "revert.json")
+    assert code == 1
+    assert f"not reverting apply {applied}: 1 entities changed since it wrote them" in err
+    assert f"{{user={p}bo}}: producer_byte_rate was set to 200" in err and "now 300" in err
+    assert f"{p}ann" not in err
+    assert not (repo.root / "revert.json").exists()
+
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--out", "r.json")
+    assert code == 0, out + err
+    assert "warning: --force: 1 keys changed since the apply" in out
+    # Undoing an apply that created everything removes everything: the guard says so, and
+    # the operator overrides it on apply, as for any plan.
+    assert "mass-removal guard" in out
+    code, out, err = repo.kquota("apply", "r.json", "--cluster", "local", "--auto-approve")
+    assert code == 1 and "--allow-mass-removal" in err
+    code, out, err = repo.kquota(
+        "apply", "r.json", "--cluster", "local", "--auto-approve", "--allow-mass-removal"
+    )
+    assert code == 0, out + err
+    assert repo.configs("ann") == {} and repo.configs("bo") == {}
+
+
+def test_revert_of_an_unknown_plan_id_names_the_topic(repo: Repo) -> None:
+    code, out, err = repo.kquota("revert", "--plan-id", "0123456789abcdef")
+    assert code == 1
+    assert f"no apply with plan id '0123456789abcdef' on audit topic {repo.topic!r}" in err
+    assert "0 applies recorded" in err
