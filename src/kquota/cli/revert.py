@@ -12,13 +12,14 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.plan.types import Plan
 
 
-@click.command("revert")
+@click.command("revert", epilog=EXAMPLES["revert"])
 @live_targeting_options
 @click.option("--audit-topic", help="The audit topic the apply was recorded on.")
 @click.option(
