@@ -228,7 +228,7 @@ def breakdown(bootstrap: str, yaml_dir: Path) -> dict[str, float]:
     ``apply_plan``; the CLI's own glue is the same calls); returns seconds per phase."""
     from kquota.apply.applier import apply_plan
     from kquota.cli.options import load_desired_quotas
-    from kquota.engines.local import LocalEngine
+    from kquota.plan.planner import plan as make
     from kquota.plan.policy import Policy
     from kquota.render.text import render_plan
 
@@ -242,7 +242,7 @@ def breakdown(bootstrap: str, yaml_dir: Path) -> dict[str, float]:
         current = admin.describe_all()
         t2 = time.perf_counter()
         phases["connect, cluster id, describe-all"] = t2 - t1
-        plan = LocalEngine().plan(desired.quotas, current, Policy(), None)
+        plan = make(desired.quotas, current, Policy(), cluster=None)
         t3 = time.perf_counter()
         phases["plan"] = t3 - t2
         render_plan(plan)

@@ -11,7 +11,7 @@ computed. Two plans:
   ``ip=<default>``, so every principal has an altered candidate and is resolved (the worst
   case for the fast path).
 
-Columns: reading the snapshot, planning (:class:`kquota.engines.local.LocalEngine`), the
+Columns: reading the snapshot, planning (:func:`kquota.plan.planner.plan`), the
 impact (:func:`kquota.plan.impact.plan_impact`), and, for scale, resolving every principal
 without the fast path (``resolution_changes`` with no ``altered``). Best of 3 each.
 
@@ -99,9 +99,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from kquota.desired import load_desired
-    from kquota.engines.local import LocalEngine
     from kquota.model import Entity
     from kquota.plan.impact import plan_impact
+    from kquota.plan.planner import plan as make
     from kquota.plan.policy import Policy
     from kquota.plan.resolver import resolution_changes
     from kquota.plan.simulate import simulate_plan
@@ -132,7 +132,7 @@ def main() -> None:
         ),
     ):
         wanted = desired | extra
-        plan_s, plan = best(lambda w=wanted: LocalEngine().plan(w, state, policy, "bench"))  # type: ignore[misc]
+        plan_s, plan = best(lambda w=wanted: make(w, state, policy, cluster="bench"))  # type: ignore[misc]
         impact_s, impact = best(lambda p=plan: plan_impact(state, p, who, policy))  # type: ignore[misc]
         after = simulate_plan(state, plan)  # type: ignore[arg-type]
         full_s, full = best(lambda a=after: resolution_changes(state, a, who), runs=1)  # type: ignore[misc]

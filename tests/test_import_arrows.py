@@ -1,11 +1,16 @@
-"""The layout's arrows hold: imports point inward (docs/DESIGN: cli -> operations -> ... -> model).
+"""The house's picture is pinned: its arrows point inward and it has no import circle.
 
-Every import counts, at module level or inside a function: a lazy import is still an arrow.
+Every import counts, at module level, inside a function or under ``TYPE_CHECKING``: a lazy
+import is still an arrow, and a circle closed by one is still a circle. The parts and the
+arrows they must never draw are those of the layout (docs/architecture.md). An arrow that
+exists today and cannot go yet is listed in :data:`KNOWN` with why, so the list only shrinks:
+a known arrow that no longer exists fails too, to be struck from it.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,21 +20,83 @@ import kquota
 
 SRC = Path(kquota.__file__).parent
 
+PARTS = {
+    "cli": ("kquota.cli", "kquota.__main__"),
+    "operations": ("kquota.operations",),
+    "files": ("kquota.planfile",),
+    "apply": ("kquota.apply",),
+    "planner": ("kquota.plan.planner", "kquota.plan.rules", "kquota.plan.resolver"),
+    "plan": ("kquota.plan", "kquota.drift.report"),
+    "render": ("kquota.render", "kquota.drift.render"),
+    "desired": ("kquota.desired",),
+    "kafka": ("kquota.kafka",),
+    "model": (
+        "kquota.model",
+        "kquota.display",
+        "kquota.quotakeys",
+        "kquota.names",
+        "kquota.errors",
+        "kquota.secrets",
+        "kquota.lookalike",
+    ),
+    "face": ("kquota",),
+}
+"""The parts of the house, each a set of module prefixes (the longest prefix wins)."""
+
 FORBIDDEN = [
-    ("plan", "kafka"),
-    ("render", "kafka"),
-    ("render", "desired"),
-    ("kafka", "plan"),
-    ("cli", "kafka"),
-    ("operations", "cli"),
-    ("target", "cli"),
+    ("files", "planner", "a file format reads and writes plans; it does not plan"),
+    ("plan", "files", "the plan model knows no file: the saved plan imports the plan"),
+    ("planner", "files", "the planner knows no file"),
+    ("plan", "render", "the plan is data; rendering it is render's"),
+    ("planner", "render", "the planner is pure"),
+    ("model", "render", "the model shows itself through kquota.display, below render"),
+    ("kafka", "render", "the wire shows names through kquota.display"),
+    ("plan", "kafka", "planning is pure: no network"),
+    ("planner", "kafka", "planning is pure: no network"),
+    ("render", "kafka", "a renderer formats results; it fetches nothing"),
+    ("render", "desired", "a renderer formats results; it reads no files"),
+    ("render", "apply", "a renderer formats results; it writes nothing"),
+    ("render", "operations", "a renderer is below the operations it renders for"),
+    ("kafka", "plan", "the wire knows nothing of plans"),
+    ("kafka", "planner", "the wire knows nothing of plans"),
+    ("kafka", "apply", "the wire knows nothing of applying"),
+    ("cli", "kafka", "a command goes through an operation"),
+    ("model", "plan", "the model is the ground floor"),
+    ("model", "operations", "the model is the ground floor"),
+    ("apply", "operations", "the applier is below the operation that owns the road"),
+    ("operations", "cli", "anything -> cli: the CLI is the top floor"),
+    ("apply", "cli", "anything -> cli"),
+    ("render", "cli", "anything -> cli"),
+    ("plan", "cli", "anything -> cli"),
+    ("desired", "cli", "anything -> cli"),
+    ("kafka", "cli", "anything -> cli"),
+    ("model", "cli", "anything -> cli"),
+    ("files", "cli", "anything -> cli"),
 ]
-"""(from package, to package) pairs no import may draw."""
+"""(from part, to part, why): arrows no import may draw."""
+
+KNOWN: dict[tuple[str, str], str] = {
+    # The protected principals' verdict (plan.impact) resolves principals: the guard that a
+    # saved plan's reader asks needs the resolver. It goes when the impact is recomputed only
+    # live (the reader reads the names, judge resolves them).
+    ("kquota.planfile.reader", "kquota.plan.resolver"): "reads a saved plan's principals",
+}
+"""(from module, to module): forbidden arrows that stand today, each with why."""
+
+KNOWN_CIRCLES = [
+    # The ZooKeeper mode (issue 25) borrows the launcher's process helpers, and the launcher
+    # starts ZooKeeper: the helpers go to their own module when that work is merged.
+    ["kquota.devbroker.launcher", "kquota.devbroker.zookeeper"],
+]
+"""Import circles that stand today, each with why: the list only shrinks."""
 
 
 def _module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(SRC.rglob("*.py"))}
 
 
 def _imports(path: Path) -> Iterator[tuple[str, int]]:
@@ -40,40 +107,124 @@ def _imports(path: Path) -> Iterator[tuple[str, int]]:
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}:{node.lineno}: kquota imports absolutely"
             base = node.module or ""
-            yield base, node.lineno
-            # ``from kquota import cluster`` draws an arrow to kquota.cluster
+            # ``from kquota import argcheck`` is an arrow to kquota.argcheck, and
+            # ``from kquota.model import Entity`` one to kquota.model.
             yield from ((f"{base}.{a.name}", node.lineno) for a in node.names)
 
 
-def _top(module: str) -> str | None:
-    """The first part below ``kquota`` (a package or a top-level module), or None."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "kquota" else None
+def _module(name: str) -> str | None:
+    """The kquota module ``name`` is, or is a name of (the longest module prefix)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
 
 
+@functools.cache
 def edges() -> list[tuple[str, str, str]]:
-    """Every import between kquota's parts: (from module, to module, file:line)."""
+    """Every import between kquota's modules: (from module, to module, file:line)."""
     out: set[tuple[str, str, str]] = set()
-    for path in sorted(SRC.rglob("*.py")):
-        source = _module_name(path)
-        for target, line in _imports(path):
-            if _top(target) is not None:
+    for source, path in MODULES.items():
+        for name, line in _imports(path):
+            target = _module(name)
+            if target is not None and target != source:
                 out.add((source, target, f"{path.relative_to(SRC)}:{line}"))
     return sorted(out)
 
 
-@pytest.mark.parametrize(("src", "dst"), FORBIDDEN, ids=[f"{a}->{b}" for a, b in FORBIDDEN])
-def test_no_forbidden_arrow(src: str, dst: str) -> None:
-    found = sorted({where for a, b, where in edges() if _top(a) == src and _top(b) == dst})
-    assert found == [], f"{src} must not import {dst}: {found}"
+def part(module: str) -> str:
+    """The part ``module`` belongs to: the longest matching prefix, else its own top name."""
+    best, length = module.split(".")[1] if "." in module else "face", 0
+    for name, prefixes in PARTS.items():
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = name, len(prefix)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "why"), FORBIDDEN, ids=[f"{a}->{b}" for a, b, _ in FORBIDDEN]
+)
+def test_no_forbidden_arrow(src: str, dst: str, why: str) -> None:
+    found = sorted(
+        f"{where} ({b})"
+        for a, b, where in edges()
+        if part(a) == src and part(b) == dst and (a, b) not in KNOWN
+    )
+    assert found == [], f"{src} must not import {dst} ({why}): {found}"
+
+
+def test_known_exceptions_still_stand() -> None:
+    """A known arrow that is gone is struck from KNOWN: the list only shrinks."""
+    drawn = {(a, b) for a, b, _ in edges()}
+    assert sorted(set(KNOWN) - drawn) == []
+
+
+def test_nothing_imports_the_package_face() -> None:
+    """The face (kquota/__init__) only hands names on: inside, modules import each other."""
+    found = sorted(where for a, b, where in edges() if b == "kquota" and a != "kquota")
+    assert found == []
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circle_lazy_imports_included() -> None:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for a, b, _ in edges():
+        if a != "kquota":  # the face hands names on lazily; nothing inside imports it
+            graph[a].add(b)
+    assert _circles(graph) == KNOWN_CIRCLES
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_arrow_finder_sees_lazy_imports() -> None:
     found = {b for a, b, _ in edges() if a == "kquota.operations.plan"}
-    assert "kquota.engines.local" in found  # imported inside a function
+    assert "kquota.plan.planner" in found  # imported inside a function
     assert "kquota.target" in found  # at module level
-
-
-def test_engines_and_fleet_do_not_import_each_other_both_ways() -> None:
-    tops = {(_top(a), _top(b)) for a, b, _ in edges()}
-    assert not {("engines", "fleet"), ("fleet", "engines")} <= tops, "engines/ and fleet/ cycle"

@@ -23,6 +23,13 @@ from kquota.version import __version__
 if TYPE_CHECKING:
     from kquota.api.admin import AsyncQuotaAdmin, QuotaAdmin
     from kquota.api.alterations import AlterResult
+    from kquota.apply.applier import ApplyReport
+    from kquota.apply.lease_log import LeaseError
+    from kquota.apply.staleness import StalePlanError
+    from kquota.audit import AuditError
+    from kquota.config import ConfigError
+    from kquota.deadline import DeadlineExceeded
+    from kquota.desired.problems import DesiredStateError
     from kquota.errors import AlterationFailed, KquotaError, UsageError
     from kquota.kafka.admin import QuotaAlteration, QuotaOp
     from kquota.kafka.errors import (
@@ -36,7 +43,7 @@ if TYPE_CHECKING:
         UnsupportedVersionError,
     )
     from kquota.model import Entity, QuotaState
-    from kquota.operations.apply import ApplyResult, execute_plan
+    from kquota.operations.apply import ApplyResult, AuditOutcome, execute_plan
     from kquota.operations.desired import (
         DesiredValidation,
         LoadedDesired,
@@ -46,27 +53,41 @@ if TYPE_CHECKING:
     from kquota.operations.drift import DriftResult, check_drift
     from kquota.operations.plan import PlanResult, make_plan
     from kquota.operations.resolve import resolve_quotas
+    from kquota.plan.guard import GuardRefused
     from kquota.plan.policy import Policy
     from kquota.plan.resolver import Principal, Resolution, ResolvedQuota
+    from kquota.plan.types import Plan
+    from kquota.planfile.reader import PlanFileError, read_plan
+    from kquota.planfile.writer import write_plan
     from kquota.target import Target
 
 _EXPORTS: dict[str, str] = {
     "AlterResult": "kquota.api.alterations",
     "AlterationFailed": "kquota.errors",
+    "ApplyReport": "kquota.apply.applier",
     "ApplyResult": "kquota.operations.apply",
     "AsyncQuotaAdmin": "kquota.api.admin",
+    "AuditError": "kquota.audit",
+    "AuditOutcome": "kquota.operations.apply",
     "AuthenticationError": "kquota.kafka.errors",
     "BrokerConnectionError": "kquota.kafka.errors",
     "ClusterAuthorizationError": "kquota.kafka.errors",
+    "ConfigError": "kquota.config",
+    "DeadlineExceeded": "kquota.deadline",
+    "DesiredStateError": "kquota.desired.problems",
     "DesiredValidation": "kquota.operations.desired",
     "DriftResult": "kquota.operations.drift",
     "Entity": "kquota.model",
+    "GuardRefused": "kquota.plan.guard",
     "InvalidRequestError": "kquota.kafka.errors",
     "KafkaApiError": "kquota.kafka.errors",
     "KafkaError": "kquota.kafka.errors",
     "KafkaTimeoutError": "kquota.kafka.errors",
     "KquotaError": "kquota.errors",
+    "LeaseError": "kquota.apply.lease_log",
     "LoadedDesired": "kquota.operations.desired",
+    "Plan": "kquota.plan.types",
+    "PlanFileError": "kquota.planfile.reader",
     "PlanResult": "kquota.operations.plan",
     "Policy": "kquota.plan.policy",
     "Principal": "kquota.plan.resolver",
@@ -76,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     "QuotaState": "kquota.model",
     "Resolution": "kquota.plan.resolver",
     "ResolvedQuota": "kquota.plan.resolver",
+    "StalePlanError": "kquota.apply.staleness",
     "Target": "kquota.target",
     "UnsupportedVersionError": "kquota.kafka.errors",
     "UsageError": "kquota.errors",
@@ -83,27 +105,39 @@ _EXPORTS: dict[str, str] = {
     "execute_plan": "kquota.operations.apply",
     "load_desired_state": "kquota.operations.desired",
     "make_plan": "kquota.operations.plan",
+    "read_plan": "kquota.planfile.reader",
     "resolve_quotas": "kquota.operations.resolve",
     "validate_desired": "kquota.operations.desired",
+    "write_plan": "kquota.planfile.writer",
 }
 
 __all__ = [
     "AlterResult",
     "AlterationFailed",
+    "ApplyReport",
     "ApplyResult",
     "AsyncQuotaAdmin",
+    "AuditError",
+    "AuditOutcome",
     "AuthenticationError",
     "BrokerConnectionError",
     "ClusterAuthorizationError",
+    "ConfigError",
+    "DeadlineExceeded",
+    "DesiredStateError",
     "DesiredValidation",
     "DriftResult",
     "Entity",
+    "GuardRefused",
     "InvalidRequestError",
     "KafkaApiError",
     "KafkaError",
     "KafkaTimeoutError",
     "KquotaError",
+    "LeaseError",
     "LoadedDesired",
+    "Plan",
+    "PlanFileError",
     "PlanResult",
     "Policy",
     "Principal",
@@ -113,6 +147,7 @@ __all__ = [
     "QuotaState",
     "Resolution",
     "ResolvedQuota",
+    "StalePlanError",
     "Target",
     "UnsupportedVersionError",
     "UsageError",
@@ -121,8 +156,10 @@ __all__ = [
     "execute_plan",
     "load_desired_state",
     "make_plan",
+    "read_plan",
     "resolve_quotas",
     "validate_desired",
+    "write_plan",
 ]
 
 

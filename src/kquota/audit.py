@@ -43,13 +43,13 @@ from typing import Any, ClassVar, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from kquota import __version__
 from kquota.closing import ClosesOnExit
 from kquota.errors import KquotaError, UsageError
 from kquota.model import Entity
 from kquota.render.format import safe_text
 from kquota.secrets import is_secret
 from kquota.timestamps import utc_timestamp
+from kquota.version import __version__
 
 CONTENT_TYPE = "application/json"
 ALTERED = "quota.altered"

@@ -15,11 +15,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from kquota.display import DEFAULT_NAME_DISPLAY as DEFAULT_NAME_DISPLAY
+from kquota.display import display_name, safe_text
+
 USER = "user"
 CLIENT_ID = "client-id"
 IP = "ip"
 ENTITY_TYPES: tuple[str, ...] = (USER, CLIENT_ID, IP)
-DEFAULT_NAME_DISPLAY = "<default>"
 
 MAX_NAME_BYTES = 0x7FFF
 """The longest name the protocol carries: 32,767 bytes of UTF-8. Kafka's generated readers
@@ -128,12 +130,21 @@ class Entity:
         """The KIP-546 form, ``{user=alice, client-id=<default>}``, made safe to print.
 
         Any message that interpolates an entity shows it as every human output does (escaped,
-        ambiguous names quoted: ``kquota.render.format.display_entity``), so no message can be
+        ambiguous names quoted: :func:`display_entity`), so no message can be
         forged by a name or confuse the default entity with a user named ``<default>``.
         """
-        from kquota.render.format import display_entity  # render imports model: no cycle
-
         return display_entity(self)
+
+
+def display_entity(entity: Entity, *, as_yaml: bool = False) -> str:
+    """display_entity is the KIP-546 form ``{user=alice, client-id=<default>}``, made safe
+    (``as_yaml``: see :func:`display_name`)."""
+    parts = entity.parts
+    if len(parts) == 1:  # most entities: no generator and join (a plan of 100k prints each)
+        t, n = parts[0]
+        return "{" + safe_text(t) + "=" + display_name(n, as_yaml=as_yaml) + "}"
+    shown = (f"{safe_text(t)}={display_name(n, as_yaml=as_yaml)}" for t, n in parts)
+    return "{" + ", ".join(shown) + "}"
 
 
 QuotaValues = dict[str, float]

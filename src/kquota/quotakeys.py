@@ -14,8 +14,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from kquota.display import safe_text
 from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, MAX_NAME_BYTES, USER, Entity, name_bytes
-from kquota.render.format import safe_text
 
 
 class ValueType(Enum):

@@ -53,6 +53,7 @@ __all__ = [
     "SnapshotError",
     "read_snapshot",
     "read_snapshot_and_meta",
+    "read_snapshot_any",
     "parse_snapshot",
     "snapshot_fingerprint",
     "write_snapshot",
@@ -375,3 +376,12 @@ def write_snapshot(
         cast(IO[str], fh).write(data.decode())
     else:
         cast(IO[bytes], fh).write(data)
+
+
+def read_snapshot_any(path: Path) -> QuotaState:
+    """read_snapshot_any reads JSON / JSON Lines, or the Parquet ``kquota snapshot`` writes."""
+    if path.suffix == ".parquet":
+        from kquota.snapshot_parquet import read_parquet_snapshot
+
+        return read_parquet_snapshot(path)
+    return read_snapshot(path)

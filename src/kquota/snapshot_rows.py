@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 from kquota.model import Entity, QuotaState
 
@@ -26,14 +25,3 @@ def state_rows(cluster: str, state: QuotaState) -> Iterator[tuple[str, str, str,
         ek = row_key(entity)
         for key, value in values.items():
             yield (cluster, ek, key, value)
-
-
-def read_snapshot_any(path: Path) -> QuotaState:
-    """read_snapshot_any reads JSON / JSON Lines, or the Parquet ``kquota snapshot`` writes."""
-    if path.suffix == ".parquet":
-        from kquota.snapshot_parquet import read_parquet_snapshot
-
-        return read_parquet_snapshot(path)
-    from kquota.snapshot import read_snapshot
-
-    return read_snapshot(path)

@@ -65,6 +65,9 @@ class Target:
     cluster: ClusterConfig | None = None
     properties: Mapping[str, str] = field(default_factory=dict, repr=False)
     base_policy: Policy | None = None
+    named_servers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The bootstrap servers of each cluster of kquota.yaml, by name (read with it, once): a
+    saved plan may record the cluster by either."""
 
     def __repr__(self) -> str:
         shown = mask(self.properties)
@@ -176,7 +179,10 @@ class Target:
                 "where is the current state? give --snapshot FILE, --bootstrap-server HOST:PORT "
                 "or --cluster NAME"
             )
-        return cls(snapshot, bootstrap_server, command_config, cluster_name, cluster)
+        named = {} if config is None else configured(config)
+        return cls(
+            snapshot, bootstrap_server, command_config, cluster_name, cluster, named_servers=named
+        )
 
     @property
     def label(self) -> str | None:
@@ -303,15 +309,9 @@ class Target:
         return state, Origin(self.label, cluster_id)
 
 
-def configured_servers(config_path: Path | None) -> dict[str, str]:
-    """configured_servers: the bootstrap servers of each cluster of kquota.yaml, by name."""
-    path = config_path or find_config()
-    if path is None:
-        return {}
-    from kquota.config import load_config
-
-    clusters = load_config(path).clusters
-    return {name: c.kafka["bootstrap.servers"] for name, c in clusters.items()}
+def configured(config: ProjectConfig) -> dict[str, str]:
+    """configured: the bootstrap servers of each cluster of kquota.yaml, by name."""
+    return {name: c.kafka["bootstrap.servers"] for name, c in config.clusters.items()}
 
 
 def configured_cluster_names(config_path: Path | None) -> tuple[Path, list[str]]:

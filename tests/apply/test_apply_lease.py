@@ -18,12 +18,12 @@ from kquota.apply.lease import (
 )
 from kquota.apply.lease_admin import LeaseState, status_lines
 from kquota.apply.lease_log import merged_bootstrap
-from kquota.apply.outcome import LEASE_LOST, stop_lines
 from kquota.kafka.admin import AlteredQuota
 from kquota.model import Entity, QuotaState
 from kquota.operations.apply import lease_checked
 from kquota.plan.planner import plan as make_plan
 from kquota.plan.policy import Policy
+from kquota.render.apply_report import LEASE_LOST, stop_lines
 
 INFO = {"host": "ci", "pid": 1, "user": "bot", "ttl_ms": 1000}
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cli_runner import run_kquota
+from fake_listener import FakeListener
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAdmin
 from kquota.model import Entity
@@ -27,36 +26,6 @@ from kquota.snapshot import dump_snapshot
 CORPUS = Path(__file__).parents[1] / "apply" / "plan_corpus"
 HOSTILE = sorted(p for p in CORPUS.glob("*.json") if p.name != "good.json")
 HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
-
-
-class FakeListener:
-    """FakeListener accepts TCP connections on loopback, counts them and hangs up."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.accepted = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            self.accepted += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sock.close()
 
 
 @pytest.fixture()

@@ -57,8 +57,15 @@ def _example_argvs() -> Iterator[tuple[str, list[str]]]:
 
 
 @pytest.mark.parametrize(("path", "argv"), list(_example_argvs()), ids=lambda v: str(v)[:60])
-def test_every_example_parses(path: str, argv: list[str]) -> None:
-    """Each example's options exist and take the values shown (parsed, not run)."""
+def test_every_example_parses(
+    path: str, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each example's options exist and take the values shown (parsed, not run); the
+    directories an example names (``desired/``) exist, for options that require one."""
+    monkeypatch.chdir(tmp_path)
+    for word in argv:
+        if word.endswith("/") and not word.startswith("/"):
+            (tmp_path / word).mkdir(parents=True, exist_ok=True)
     command: click.Command = client_quotas if path == "kafka-client-quotas" else cli
     words = list(argv)
     while isinstance(command, click.Group):

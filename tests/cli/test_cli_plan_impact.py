@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kquota.apply.planfile import load_plan_file, recheck_guard
 from kquota.cli.main import cli
 from kquota.model import Entity
+from kquota.plan.guard import judge
 from kquota.plan.policy import Policy, ProtectMatch
+from kquota.planfile.reader import load_plan_file
 from kquota.snapshot import dump_snapshot
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -166,5 +167,5 @@ def test_saved_plan_with_impact_loads_and_is_rechecked(repo: Path) -> None:
     # the file's own (empty) verdict counts for nothing.
     live = {Entity.of({"user": "bob"}): {"producer_byte_rate": 4194304.0}}
     policy = Policy(protect=(ProtectMatch.of({"user": "svc-*"}),))
-    rechecked = recheck_guard(plan, live, policy)
+    rechecked = judge(plan, policy, live)
     assert rechecked.refusal is not None and "{user=svc-etl}" in rechecked.refusal

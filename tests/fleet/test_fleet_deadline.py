@@ -20,7 +20,7 @@ import pytest
 
 from kquota.deadline import Deadline, DeadlineExceeded, bounded
 from kquota.fleet.layout import discover
-from kquota.fleet.run import plan_fleet_local
+from kquota.fleet.local import plan_fleet_local
 from kquota.fleet.spark import SparkEngine
 from kquota.fleet.synth import write_fleet
 from kquota.plan.policy import Policy

@@ -11,7 +11,8 @@ import pytest
 import gfm
 from kquota.errors import KquotaError
 from kquota.fleet.layout import discover
-from kquota.fleet.run import auto_processes, plan_fleet_local, write_drift, write_plans
+from kquota.fleet.local import auto_processes, plan_fleet_local
+from kquota.fleet.run import write_drift, write_plans
 from kquota.fleet.synth import write_fleet
 from kquota.plan.policy import Policy
 
@@ -63,11 +64,11 @@ def test_auto_uses_every_core_from_the_threshold_on(
 ) -> None:
     import os
 
-    import kquota.fleet.run as run
+    import kquota.fleet.local as local
 
     write_fleet(tmp_path / "d", tmp_path / "s", clusters=4, entities=50)
     clusters = discover(tmp_path / "d", tmp_path / "s")
-    monkeypatch.setattr(run, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(local, "PARALLEL_MIN_BYTES", 1)
     cores = len(os.sched_getaffinity(0))
     assert auto_processes(clusters) == (min(cores, 4) if cores >= 2 else 1)
     assert auto_processes(clusters[:1]) == 1  # one cluster: nothing to share
@@ -77,7 +78,7 @@ _WITH_A_SIGTERM_HANDLER = """
 import signal, sys
 from pathlib import Path
 from kquota.fleet.layout import discover
-from kquota.fleet.run import plan_fleet_local
+from kquota.fleet.local import plan_fleet_local
 from kquota.plan.policy import Policy
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from kquota.errors import KquotaError
 from kquota.fleet.layout import discover
-from kquota.fleet.run import plan_fleet_local, write_plans
+from kquota.fleet.local import plan_fleet_local
+from kquota.fleet.run import write_plans
 from kquota.fleet.spark import SparkEngine
 from kquota.fleet.synth import write_fleet
 from kquota.plan.policy import Policy

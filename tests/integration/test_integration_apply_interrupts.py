@@ -308,7 +308,8 @@ def test_verification_names_what_another_writer_changed(
 
 
 def test_the_cli_exits_4_and_counts_entities_another_writer_changed(repo: Repo) -> None:
-    from kquota.apply.outcome import OVERWRITTEN_EXIT, exit_code, overwritten_lines
+    from kquota.apply.outcome import OVERWRITTEN_EXIT, exit_code
+    from kquota.render.apply_report import overwritten_lines
 
     users = [Entity.of({"user": f"{repo.prefix}w{i}"}) for i in range(3)]
     plan = make_plan({u: {"consumer_byte_rate": 50.0} for u in users}, {}, Policy())

@@ -6,16 +6,20 @@ import asyncio
 
 import pytest
 
-from kquota.cluster import fetch_snapshot
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAlteration, QuotaOp
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.conn import connect_any
 from kquota.kafka.errors import AuthenticationError, BrokerConnectionError
-from kquota.model import Entity
+from kquota.model import Entity, QuotaState
 from kquota.target import Target
 
 pytestmark = pytest.mark.integration
+
+
+def _fetch(target: Target) -> QuotaState:
+    """A live cluster's quotas, read as every command reads them (describe-all)."""
+    return target.load_state()
 
 
 def _sasl(broker: BrokerInfo, mechanism: str, user: str, password: str) -> Target:
@@ -34,14 +38,14 @@ def _sasl(broker: BrokerInfo, mechanism: str, user: str, password: str) -> Targe
 
 def test_plaintext_listener(kafka_broker: BrokerInfo) -> None:
     target = Target.from_options(kafka_broker.bootstrap_servers, None)
-    assert isinstance(fetch_snapshot(target), dict)
+    assert isinstance(_fetch(target), dict)
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 @pytest.mark.parametrize("user", ["admin", "alice"])
 def test_sasl_listener(kafka_broker: BrokerInfo, mechanism: str, user: str) -> None:
     password = kafka_broker.users[user]
-    assert isinstance(fetch_snapshot(_sasl(kafka_broker, mechanism, user, password)), dict)
+    assert isinstance(_fetch(_sasl(kafka_broker, mechanism, user, password)), dict)
 
 
 @pytest.mark.parametrize(
@@ -61,7 +65,7 @@ def test_wrong_password_is_an_authentication_error(
 ) -> None:
     wrong = "Wr0ng-Pa55word"
     with pytest.raises(AuthenticationError) as e:
-        fetch_snapshot(_sasl(kafka_broker, mechanism, "alice", wrong))
+        _fetch(_sasl(kafka_broker, mechanism, "alice", wrong))
     assert message in str(e.value)
     assert e.value.code == 58 and e.value.name == "SASL_AUTHENTICATION_FAILED"
     assert wrong not in str(e.value) and "alice-secret" not in str(e.value)
@@ -69,13 +73,13 @@ def test_wrong_password_is_an_authentication_error(
 
 def test_unknown_user_scram(kafka_broker: BrokerInfo) -> None:
     with pytest.raises(AuthenticationError, match="invalid credentials"):
-        fetch_snapshot(_sasl(kafka_broker, "SCRAM-SHA-256", "nobody-here", "x"))
+        _fetch(_sasl(kafka_broker, "SCRAM-SHA-256", "nobody-here", "x"))
 
 
 def test_plaintext_client_on_sasl_listener_gets_a_clear_error(kafka_broker: BrokerInfo) -> None:
     target = Target.from_options(kafka_broker.sasl_bootstrap_servers, None, {"retries": "0"})
     with pytest.raises(BrokerConnectionError, match="security.protocol") as e:
-        fetch_snapshot(target)
+        _fetch(target)
     assert "dropped a fresh connection's smallest request too" in str(e.value)
 
 
@@ -105,7 +109,7 @@ def test_sasl_client_on_plaintext_listener_gets_a_clear_error(kafka_broker: Brok
     target = _sasl(kafka_broker, "PLAIN", "alice", "alice-secret")
     target = Target.from_options(kafka_broker.bootstrap_servers, None, target.properties)
     with pytest.raises((BrokerConnectionError, AuthenticationError)):
-        fetch_snapshot(target)
+        _fetch(target)
 
 
 def test_negotiated_versions(kafka_broker: BrokerInfo) -> None:
@@ -121,7 +125,7 @@ def test_negotiated_versions(kafka_broker: BrokerInfo) -> None:
 
 def test_second_bootstrap_address_is_used(kafka_broker: BrokerInfo) -> None:
     target = Target.from_options(f"127.0.0.1:1,{kafka_broker.bootstrap_servers}", None)
-    assert isinstance(fetch_snapshot(target), dict)
+    assert isinstance(_fetch(target), dict)
 
 
 def test_fetch_snapshot_accepts_a_properties_target(kafka_broker: BrokerInfo) -> None:
@@ -136,4 +140,4 @@ def test_fetch_snapshot_accepts_a_properties_target(kafka_broker: BrokerInfo) ->
             'required username="alice" password="alice-secret";',
         },
     )
-    assert isinstance(fetch_snapshot(target), dict)
+    assert isinstance(_fetch(target), dict)

@@ -132,8 +132,8 @@ def test_ramp_steps_are_observed_on_the_broker_one_by_one(
 def test_ramp_is_refused_before_connecting_without_a_saved_plan_or_a_factor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from kquota.apply.planfile import write_plan_file
     from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+    from kquota.planfile.writer import write_plan_file
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "quotas").mkdir()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from kquota.drift.report import DriftKind, drift_report
-from kquota.engines.local import LocalEngine
 from kquota.model import Entity, QuotaState
 from kquota.plan.controllers import (
     CLUSTER_OPERATOR,
@@ -17,6 +16,7 @@ from kquota.plan.controllers import (
     kafka_quotas_spec,
     strimzi_evidence,
 )
+from kquota.plan.planner import plan
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
 
@@ -30,7 +30,7 @@ DEFAULT = Entity.of({"user": None})
 
 
 def _plan(state: QuotaState, desired: QuotaState) -> Plan:
-    return LocalEngine().plan(desired, state, Policy(prune=True, allow_mass_removal=True), "c")
+    return plan(desired, state, Policy(prune=True, allow_mass_removal=True), cluster="c")
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kquota.engines.local import LocalEngine
 from kquota.model import Entity, QuotaState
 from kquota.plan.impact import plan_impact, protected_violations, tightens
+from kquota.plan.planner import plan as make
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, resolution_changes
 from kquota.plan.simulate import simulate_plan
@@ -24,7 +24,7 @@ def E(**names: str | None) -> Entity:
 
 def _plan(state: QuotaState, desired: QuotaState, *, prune: bool = True) -> Plan:
     policy = Policy(prune=prune, allow_mass_removal=True)
-    return LocalEngine().plan(desired, state, policy, "c")
+    return make(desired, state, policy, cluster="c")
 
 
 def test_a_default_moves_every_user_without_its_own_quota() -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import gfm
-from kquota.apply.planfile import load_plan_file
 from kquota.model import Entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.planner import plan as make_plan
 from kquota.plan.policy import Policy
+from kquota.planfile.reader import load_plan_file
 from kquota.render import json as render_json
 from kquota.render import markdown, text
 

@@ -9,9 +9,9 @@ import json
 
 import gfm
 from hostile_names import HOSTILE
-from kquota.engines.local import LocalEngine
 from kquota.model import Entity, QuotaState
 from kquota.plan.capacity import BrokerFacts, DeclaredCapacity, capacity_report
+from kquota.plan.planner import plan as make_plan
 from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal
 from kquota.plan.simulate import simulate_plan
@@ -35,7 +35,7 @@ def _plan(
     protected: bool = False,
     max_oversubscription: float | None = None,
 ) -> Plan:
-    plan = LocalEngine().plan(desired, state, Policy(), "c")
+    plan = make_plan(desired, state, Policy(), cluster="c")
     report = capacity_report(
         state,
         simulate_plan(state, plan),

@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 
 import gfm
-from kquota.engines.local import LocalEngine
 from kquota.model import Entity, QuotaState
 from kquota.plan.impact import plan_impact
+from kquota.plan.planner import plan as make
 from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal
 from kquota.plan.types import Plan
@@ -25,7 +25,7 @@ DEFAULT_USER = Entity.of({"user": None})
 def _plan_moving_the_default(users: int, callback: str | None = None) -> Plan:
     state: QuotaState = {DEFAULT_USER: {P: 100.0}}
     desired: QuotaState = {DEFAULT_USER: {P: 200.0}}
-    plan = LocalEngine().plan(desired, state, Policy(), "c")
+    plan = make(desired, state, Policy(), cluster="c")
     who = [Principal(f"u{i:03}") for i in range(users)]
     impact = plan_impact(state, plan, who, Policy(), quota_callback=callback)
     assert len(impact.changes) == users  # every user falls back to the default
@@ -46,7 +46,7 @@ def test_text_groups_principals_by_change() -> None:
 def test_text_counts_the_groups_past_the_limit() -> None:
     state: QuotaState = {Entity.of({"user": f"u{i:03}"}): {P: 100.0} for i in range(60)}
     desired: QuotaState = {Entity.of({"user": f"u{i:03}"}): {P: 100.0 - i} for i in range(60)}
-    plan = LocalEngine().plan(desired, state, Policy(), "c")
+    plan = make(desired, state, Policy(), cluster="c")
     who = [Principal(f"u{i:03}") for i in range(60)]
     plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, Policy()))
     out = text.render_plan(plan)
@@ -72,7 +72,7 @@ def test_markdown_groups_principals_by_change(users: int) -> None:
 def test_markdown_lists_throttled_harder_first() -> None:
     state: QuotaState = {DEFAULT_USER: {P: 100.0}, Entity.of({"user": "big"}): {P: 1000.0}}
     desired: QuotaState = {DEFAULT_USER: {P: 200.0}, Entity.of({"user": "big"}): {P: 250.0}}
-    plan = LocalEngine().plan(desired, state, Policy(), "c")
+    plan = make(desired, state, Policy(), cluster="c")
     who = [Principal("big"), Principal("u1"), Principal("u2")]
     plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, Policy()))
     impact = gfm.assert_aligned(markdown.render_plan(plan)).tables()[-1]

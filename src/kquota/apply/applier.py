@@ -36,8 +36,8 @@ from kquota import deadline, progress
 from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.apply.verify import overwritten, unconverged
 from kquota.deadline import DeadlineExceeded, bounded
-from kquota.errors import KquotaError
 from kquota.model import Entity, QuotaState
+from kquota.plan.guard import GuardRefused
 from kquota.plan.types import Alteration, Plan
 
 DEFAULT_BATCH_SIZE = 20_000
@@ -123,6 +123,7 @@ class ApplyReport:
 
     @property
     def ok(self) -> bool:
+        """ok: every entity committed and verified, nothing stopped, failed or overwritten."""
         return not (
             self.validation_failures
             or self.failed
@@ -132,10 +133,6 @@ class ApplyReport:
             or self.interrupted
             or self.overwritten
         )
-
-
-class ApplyRefused(KquotaError):
-    """ApplyRefused: the plan may not be applied as it is; nothing was written."""
 
 
 def _failures(results: Sequence[Any]) -> list[EntityFailure]:
@@ -163,7 +160,7 @@ def apply_plan(
     if plan.empty:
         return report
     if plan.refusal is not None:
-        raise ApplyRefused(
+        raise GuardRefused(
             f"{plan.refusal}; nothing was applied (re-plan with --allow-mass-removal or "
             "--allow-protected-change if this is intended)"
         )

@@ -1,4 +1,5 @@
-"""How an apply that did not simply succeed ends: its report lines and its exit status.
+"""How an apply that did not simply succeed ends: its exit status (its report lines are
+:mod:`kquota.render.apply_report`'s).
 
 Exit statuses of ``kquota apply`` (documented in docs/apply-safety.md):
 
@@ -16,12 +17,9 @@ from __future__ import annotations
 from kquota.apply.applier import ApplyReport
 from kquota.apply.interrupts import exit_status, signal_name
 from kquota.errors import KquotaError
-from kquota.render.format import display_entity
+from kquota.render.apply_report import LEASE_LOST
 
 OVERWRITTEN_EXIT = 4
-LEASE_LOST = "the apply lease was lost"
-"""How :class:`kquota.apply.lease.LeaseLost` messages begin: a stop, not a broken connection."""
-_SHOW = 10
 
 
 class Interrupted(KquotaError):
@@ -46,36 +44,4 @@ def exit_code(report: ApplyReport) -> int:
     return 1
 
 
-def stop_lines(report: ApplyReport) -> list[str]:
-    """stop_lines says why the commit stopped early and what became of the batch in flight."""
-    if report.stopped_by == "signal":
-        lines = [f"{report.interrupted}: the commit stopped"]
-        if report.second_signal:
-            lines.append(
-                "  a second signal stopped settling the batch in flight: it stays uncertain"
-            )
-        else:
-            lines.append("  the batch in flight was settled by describing the cluster")
-        return lines
-    if report.stopped_by == "signal in verification":
-        return [f"{report.interrupted}: every change was committed, verification was cut short"]
-    if report.stopped_by == "deadline":
-        return [f"stopped: {report.interrupted}"]
-    if (report.interrupted or "").startswith(LEASE_LOST):
-        return [f"stopped: {report.interrupted}"]  # kquota.apply.lease.LeaseLost
-    return [f"the connection broke: {report.interrupted}"]
-
-
-def overwritten_lines(report: ApplyReport) -> list[str]:
-    """overwritten_lines names the entities another writer changed after this run wrote them."""
-    if not report.overwritten:
-        return []
-    n = len(report.overwritten)
-    lines = [
-        f"verification: {n} of {len(report.committed)} committed entities were changed by "
-        "another writer after this run wrote them (the state this run set does not hold):"
-    ]
-    lines += [f"  {display_entity(e)}: {how}" for e, how in report.overwritten[:_SHOW]]
-    if n > _SHOW:
-        lines.append(f"  … and {n - _SHOW} more")
-    return lines
+__all__ = ["LEASE_LOST", "OVERWRITTEN_EXIT", "Interrupted", "exit_code"]

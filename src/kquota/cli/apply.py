@@ -3,7 +3,7 @@
 ``kquota apply PLAN.json`` applies a saved plan to the cluster the operator names
 (``--cluster`` through kquota.yaml, or ``--bootstrap-server``/``--command-config``): a plan
 file is untrusted and never chooses where credentials go. It is read and checked offline
-(:mod:`kquota.apply.planfile`) before any connection; a plan made for another cluster, or
+(:mod:`kquota.planfile`) before any connection; a plan made for another cluster, or
 planned against entities that changed since, is refused. ``kquota apply [PATHS…]`` reads the
 desired state, then plans against the live cluster exactly as ``kquota plan`` would, and
 applies.
@@ -19,15 +19,14 @@ events still cannot be confirmed after it, the apply exits 3, "committed but not
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.interrupts import signals_stop_apply, stop_signal
-from kquota.apply.outcome import Interrupted, exit_code, overwritten_lines, stop_lines
+from kquota.apply.outcome import Interrupted, exit_code
 from kquota.cli import console
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ProtectArgs, protect_options
@@ -45,17 +44,21 @@ from kquota.cli.timeout_option import (
     timeout_option,
 )
 from kquota.errors import KquotaError, UsageError
-from kquota.operations.apply import ApplyHooks, ApplyResult, AuditOutcome, refuse_observed
-from kquota.operations.apply import apply as apply_operation
-from kquota.operations.desired import LoadedDesired
-from kquota.plan.policy import Policy
+from kquota.operations.apply import (
+    ApplyRequest,
+    ApplyResult,
+    ApplySource,
+    AuditOutcome,
+    PolicyOverrides,
+    RunOptions,
+    read_checked,
+    run_apply,
+)
+from kquota.plan.guard import FLAGS
+from kquota.plan.policy import ProtectMatch
 from kquota.plan.types import Plan
-from kquota.render.failures import failure_lines
-from kquota.render.format import display_entity
-from kquota.target import Target, configured_servers
-
-if TYPE_CHECKING:
-    from kquota.audit import AuditPublisher
+from kquota.render.apply_report import apply_report_lines
+from kquota.target import Target
 
 EXIT_NOT_AUDITED = 3
 """Exit code of an apply that committed and verified every change but could not confirm their
@@ -104,43 +107,7 @@ def _confirm(auto_approve: bool, plan: Plan) -> None:
         raise click.Abort()
 
 
-def _report_lines(report: ApplyReport, total: int) -> list[str]:
-    out: list[str] = []
-    if report.validation_failures:
-        out.append(
-            f"validate-only pass failed for {len(report.validation_failures)} of {total} "
-            "entities; nothing was committed:"
-        )
-        out += failure_lines(report.validation_failures)
-        return out
-    done = len(report.committed)
-    line = f"committed {done} of {total} entities"
-    if report.already_applied:
-        line += f" ({len(report.already_applied)} already applied by an earlier run)"
-    out.append(line)
-    out += failure_lines(report.failed, prefix="failed ")
-    if report.interrupted:
-        out += stop_lines(report)
-        if report.uncertain:
-            out.append(f"  {len(report.uncertain)} entities may or may not have been committed")
-        if report.not_attempted:
-            out.append(f"  {len(report.not_attempted)} entities were not attempted")
-        out.append("  every op is an idempotent set or remove: run apply again to converge")
-    out += overwritten_lines(report)
-    if report.unconverged:
-        out.append(
-            f"verification: {len(report.unconverged)} committed entities do not show their "
-            "changes yet (brokers trail the controller briefly):"
-        )
-        out += [f"  {display_entity(e)}" for e in report.unconverged[:20]]
-    elif done and not report.overwritten and report.stopped_by in (None, "connection"):
-        out.append("verified: the cluster shows every committed change")
-    return out
-
-
-def _resolve_targeting(
-    where: TargetingArgs, saved_plan: Path | None
-) -> tuple[Target, dict[str, str]]:
+def _resolve_targeting(where: TargetingArgs, saved_plan: Path | None) -> Target:
     """The operator's target, from flags or kquota.yaml: a saved plan never chooses it."""
     target = where.resolve(require_source=saved_plan is None)
     if target.cluster is None and target.bootstrap_server is None and target.command_config is None:
@@ -150,19 +117,7 @@ def _resolve_targeting(
             "a saved plan never chooses where to connect"
         )
     target.config  # noqa: B018 -- checked here, by kquota's rules (no value shown), not the audit client's
-    return target, target.client_properties()
-
-
-def _load_saved(
-    path: Path, where: TargetingArgs, target: Target, props: dict[str, str], policy: Policy
-) -> Plan:
-    """_load_saved reads and checks a saved plan against the operator's target, offline."""
-    from kquota.apply.planfile import TargetIdentity, check_target, load_plan_file
-
-    plan = load_plan_file(path, policy)
-    identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"])
-    check_target(plan, str(path), identity, configured_servers(where.config_path))
-    return plan
+    return target
 
 
 VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
@@ -247,49 +202,22 @@ def command(
 
 
 def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
-    from kquota.apply.planfile import is_saved_plan
-    from kquota.render.text import render_plan as render_text
+    from kquota.planfile.writer import is_saved_plan
 
     # Everything local is read and checked before the first connection (issue 9).
-    flags.guard.matches()  # a wrong --protect fails here, before any connection
+    protect = flags.guard.matches()  # a wrong --protect fails here, before any connection
     saved_path = flags.plan_or_paths[0] if is_saved_plan(flags.plan_or_paths) else None
-    target, props = _resolve_targeting(flags.where, saved_path)
-    policy = target.policy(prune=flags.prune, allow_mass_removal=flags.allow_mass_removal)
-    refuse_observed(target, policy)  # issue 23: before reading anything more or connecting
-    saved = desired = None
-    if saved_path is not None:
-        saved = _load_saved(saved_path, flags.where, target, props, policy)
-        refuse_observed(target, policy, saved)  # a saved plan: before connecting too
-    else:
-        desired = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
-    _refuse_without_terminal(flags.auto_approve)
-    topic = flags.audit_topic or target.audit_topic
-    publisher = None
-    if topic:
-        from kquota.audit import AuditPublisher
-
-        publisher = AuditPublisher(topic, props)  # a bad config fails here, before any write
-        click.get_current_context().call_on_close(publisher.close)
-
-    def show(plan: Plan, warnings: tuple[str, ...]) -> None:
-        echo_warnings(warnings)
-        console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
-
-    def report_committed(plan: Plan, report: ApplyReport) -> None:
-        for line in _report_lines(report, len(plan.alterations)):
-            click.echo(line)
-        reported.append(True)
-
-    def confirm(plan: Plan) -> None:
-        _confirm(flags.auto_approve, plan)
-
-    source = saved if saved is not None else desired
-    assert source is not None
-    hooks = ApplyHooks(show, confirm, committed=report_committed)  # progress: cli.waiting
+    target = _resolve_targeting(flags.where, saved_path)
     if flags.ramp:
-        _apply_ramped(flags, target, saved, publisher, hooks, topic)
+        _apply_ramped(flags, target, saved_path, protect, reported)
         return
-    result = _apply_one(flags, target, source, publisher, hooks)
+    source: ApplySource
+    if saved_path is not None:
+        source = saved_path
+    else:
+        source = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
+    # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
+    result = _apply_one(flags, target, source, protect, _Terminal(flags.auto_approve, reported))
     if result.report is None:
         click.echo("nothing to apply")
         return
@@ -299,54 +227,98 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
         sys.exit(exit_code(result.report))
 
 
+def _request(
+    flags: ApplyFlags, target: Target, source: ApplySource, protect: tuple[ProtectMatch, ...]
+) -> ApplyRequest:
+    """_request is the command line as an apply request (refusals name the CLI's flags)."""
+    return ApplyRequest(
+        target,
+        source,
+        PolicyOverrides(
+            flags.prune, flags.allow_mass_removal, protect, flags.guard.allow_protected_change
+        ),
+        RunOptions(
+            flags.batch_size,
+            flags.verify_timeout,
+            flags.lease,
+            flags.audit_topic or target.audit_topic,
+            FLAGS,
+        ),
+    )
+
+
 def _apply_one(
     flags: ApplyFlags,
     target: Target,
-    source: Plan | LoadedDesired,
-    publisher: AuditPublisher | None,
-    hooks: ApplyHooks,
+    source: ApplySource,
+    protect: tuple[ProtectMatch, ...],
+    view: _Terminal,
 ) -> ApplyResult:
     """_apply_one is the one call into the apply operation, for a plain apply and each ramp
-    step alike."""
-    return apply_operation(
-        target,
-        source,
-        prune=flags.prune,
-        allow_mass_removal=flags.allow_mass_removal,
-        override="--allow-mass-removal",
-        protect=flags.guard.matches(),
-        allow_protected_change=flags.guard.allow_protected_change,
-        protect_override="--allow-protected-change",
-        batch_size=flags.batch_size,
-        verify_timeout=flags.verify_timeout,
-        lease=flags.lease,
-        publisher=publisher,
-        hooks=hooks,
-    )
+    step alike: the whole road, from the offline checks to the audit."""
+    return run_apply(_request(flags, target, source, protect), view)
+
+
+@dataclass
+class _Terminal:
+    """_Terminal is apply's view: the operator's terminal, asked before anything is written."""
+
+    auto_approve: bool
+    reported: list[bool]
+
+    def checked(self) -> None:
+        _refuse_without_terminal(self.auto_approve)
+
+    def shown(self, plan: Plan, warnings: tuple[str, ...]) -> None:
+        from kquota.render.text import render_plan as render_text
+
+        echo_warnings(warnings)
+        console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
+
+    def confirm(self, plan: Plan) -> None:
+        _confirm(self.auto_approve, plan)
+
+    def committed(self, plan: Plan, report: ApplyReport) -> None:
+        for line in apply_report_lines(report, len(plan.alterations)):
+            click.echo(line)
+        self.reported.append(True)
+
+
+@dataclass
+class _RampStep(_Terminal):
+    """_RampStep is a ramp step's view: each step is shown and reported, but the operator
+    confirms once, at the first step (the whole schedule was shown before it)."""
+
+    confirmed: list[bool] = field(default_factory=list)
+
+    def confirm(self, plan: Plan) -> None:
+        if not self.confirmed:
+            super().confirm(plan)
+            self.confirmed.append(True)
 
 
 def _apply_ramped(
     flags: ApplyFlags,
     target: Target,
-    saved: Plan | None,
-    publisher: AuditPublisher | None,
-    hooks: ApplyHooks,
-    topic: str | None,
+    saved_path: Path | None,
+    protect: tuple[ProtectMatch, ...],
+    reported: list[bool],
 ) -> None:
     """_apply_ramped applies a saved plan in ramp steps (:mod:`kquota.operations.ramp`): the
-    schedule is shown and confirmed once, then each step goes the whole apply road."""
-    import dataclasses
-
+    plan is read and checked as every saved plan is, the schedule is shown and confirmed once,
+    then each step goes the whole apply road (its own request, checks, lease and audit)."""
     from kquota.deadline import format_duration
     from kquota.operations.ramp import apply_ramped
     from kquota.plan.ramp import ramped_keys
     from kquota.render.ramp import schedule_lines
 
-    if saved is None:
+    if saved_path is None:
         raise UsageError(
             "--ramp applies a saved plan: make it with kquota plan --out PLAN.json, review it, "
             "then kquota apply --ramp PLAN.json"
         )
+    saved = read_checked(_request(flags, target, saved_path, protect))  # before connecting
+    _refuse_without_terminal(flags.auto_approve)
     ramp = target.cluster.policy.ramp if target.cluster is not None else None
     if ramp is None:
         raise UsageError(
@@ -356,34 +328,15 @@ def _apply_ramped(
     keys = ramped_keys(saved, ramp.max_step)
     for line in schedule_lines(keys, ramp.max_step, format_duration(flags.ramp_interval)):
         click.echo(line)
-    confirmed: list[bool] = []
-
-    def confirm_once(plan: Plan) -> None:
-        if not confirmed:
-            hooks.confirm(plan)
-            confirmed.append(True)
 
     def on_step(n: int, total: int, _plan: Plan) -> None:
         click.echo(f"ramp step {n} of {total}:")
 
-    step_hooks = dataclasses.replace(hooks, confirm=confirm_once)
-    first = [publisher]
-
-    def publishers() -> AuditPublisher | None:
-        """Each step publishes its own events and closes its publisher: a new one per step
-        (the first is the one made before connecting, which checked the config)."""
-        if first:
-            return first.pop()
-        if topic is None:
-            return None
-        from kquota.audit import AuditPublisher
-
-        made = AuditPublisher(topic, target.client_properties())
-        click.get_current_context().call_on_close(made.close)
-        return made
+    view = _RampStep(flags.auto_approve, reported)
 
     def step(plan: Plan) -> ApplyResult:
-        result = _apply_one(flags, target, plan, publishers(), step_hooks)
+        # Each step publishes and confirms its own events (its own audit client).
+        result = _apply_one(flags, target, plan, protect, view)
         if result.audit is not None and result.audit.confirmed:
             click.echo(result.audit.message)  # each step's events, as they are confirmed
         return result

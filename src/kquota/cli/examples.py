@@ -65,6 +65,20 @@ EXAMPLES: dict[str, str] = {
     "fleet drift": _epilog(
         "kquota fleet drift --desired desired/ --snapshots snapshots/ --out out/",
     ),
+    "fleet apply": _epilog(
+        "kquota fleet apply out/ --desired desired/",
+        "kquota fleet apply out/ --desired desired/ --wave 'stg-*' --wave 'prod-*:2:10m' "
+        "--auto-approve",
+        "kquota fleet apply out/ --desired desired/ --resume --auto-approve",
+    ),
+    "revert": _epilog(
+        "kquota revert --cluster prod --last --out revert.json",
+        "kquota revert --cluster prod --plan-id 3f2a9c1e0b7d4a55 --format markdown",
+    ),
+    "history": _epilog(
+        "kquota history --cluster prod",
+        "kquota history --cluster prod --entity user=alice --format json",
+    ),
     "fleet resolve": _epilog(
         "kquota fleet resolve --desired desired/ --snapshots snapshots/ "
         "--principals principals.csv --out out/",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.timeout_option import (
     MAX_TIMEOUT,
     MIN_TIMEOUT,
@@ -50,7 +51,7 @@ def _waves(
     return plan_waves(names, waves)
 
 
-@click.command("apply")
+@click.command("apply", epilog=EXAMPLES["fleet apply"])
 @click.argument("plans_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option(
     "--desired",

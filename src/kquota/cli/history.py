@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
@@ -27,7 +28,7 @@ def parse_entity(text: str) -> Entity:
         ) from None
 
 
-@click.command("history")
+@click.command("history", epilog=EXAMPLES["history"])
 @live_targeting_options
 @click.option("--audit-topic", help="The audit topic to read (default: kquota.yaml's).")
 @click.option(

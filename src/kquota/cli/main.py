@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-from kquota import __version__
 from kquota.errors import KquotaError
+from kquota.version import __version__
 
 # name -> module path; each module defines a click command (or group) named `command`.
 _COMMANDS: dict[str, str] = {

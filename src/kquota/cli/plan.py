@@ -14,7 +14,6 @@ from pathlib import Path
 
 import click
 
-from kquota.apply.planfile import write_plan_file
 from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
 from kquota.cli.examples import EXAMPLES
@@ -27,18 +26,13 @@ from kquota.cli.options import (
 )
 from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
-from kquota.errors import KquotaError
 from kquota.operations.plan import make_plan
+from kquota.plan.guard import GuardRefused
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
+from kquota.planfile.writer import write_plan_file
 from kquota.render.verdict import with_verdict
 from kquota.target import Target
-
-
-class GuardError(KquotaError):
-    """GuardError: the plan removes too much, or throttles a protected principal harder;
-    shown and saved for review, but not applied without the override."""
-
 
 colorize = console.by_glyph
 """colorize adds terminal colour to plan text by line glyph (the text itself is unchanged);
@@ -147,7 +141,7 @@ def command(
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
     if plan.refusal is not None:
         kept = f"saved in {out} for review only" if out is not None else "nothing saved"
-        raise GuardError(f"{plan.refusal}; {kept}")
+        raise GuardRefused(f"{plan.refusal}; {kept}")
     if detailed_exitcode and not plan.empty:
         sys.exit(2)
 

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import click
 
+from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.plan.types import Plan
 
 
-@click.command("revert")
+@click.command("revert", epilog=EXAMPLES["revert"])
 @live_targeting_options
 @click.option("--audit-topic", help="The audit topic the apply was recorded on.")
 @click.option(
@@ -54,8 +55,8 @@ def command(
     out: Path | None,
 ) -> None:
     """Make the plan that undoes an apply recorded on the audit topic."""
-    from kquota.apply.planfile import write_plan_file
     from kquota.operations.revert import revert
+    from kquota.planfile.writer import write_plan_file
     from kquota.render.history import revert_heading
     from kquota.render.verdict import with_verdict
 
@@ -69,7 +70,6 @@ def command(
         audit_topic=audit_topic,
         plan_ids=plan_ids,
         force=force,
-        config_path=where.config_path,
     )
     click.echo(revert_heading(result), nl=False, err=fmt != "text")
     plan = result.plan

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
-from kquota import __version__
 from kquota.history.applies import EntityChange
 from kquota.model import Entity, QuotaState
 from kquota.plan.fingerprint import snapshot_fingerprint
@@ -25,6 +24,7 @@ from kquota.plan.types import Alteration, ChangeKind, Op, Plan, Removals
 from kquota.render.format import display_entity, number, safe_text
 from kquota.target import Origin
 from kquota.timestamps import utc_now_iso
+from kquota.version import __version__
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ client certificate) "the connection's principal".
 
 from __future__ import annotations
 
+from kquota.display import safe_text
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.protocol import (
     ALTER_CLIENT_QUOTAS,
@@ -23,7 +24,6 @@ from kquota.kafka.protocol import (
     DESCRIBE_CONFIGS,
     DESCRIBE_USER_SCRAM_CREDENTIALS,
 )
-from kquota.render.format import safe_text
 
 # api key -> (API name, ACL operation as the authorizer names it, as kafka-acls spells it)
 _NEEDS: dict[int, tuple[str, str, str]] = {

@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kquota import __version__
 from kquota.errors import UsageError
 from kquota.kafka.config import ClientConfig, split_host_port
 from kquota.kafka.errors import (
@@ -70,6 +69,7 @@ from kquota.kafka.protocol import (
 )
 from kquota.kafka.sasl import OAuthBearer, Plain, SaslMechanism, Scram
 from kquota.kafka.tls import ssl_context
+from kquota.version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -1,22 +1,24 @@
 """The apply operation: a plan committed to a live cluster, checked first, audited after.
 
 The commit itself is :func:`kquota.apply.applier.apply_plan` (the only writer); saved plans
-live in :mod:`kquota.apply.planfile`.
+live in :mod:`kquota.planfile`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
-from kquota.apply.planfile import plan_id
+from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.operations.desired import LoadedDesired
+from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.types import Plan
-from kquota.render.format import safe_text
+from kquota.planfile.writer import plan_id
 from kquota.target import Target
 
 if TYPE_CHECKING:
@@ -118,42 +120,88 @@ def _nothing(*_: object) -> None:
     return None
 
 
+class ApplyView(Protocol):
+    """ApplyView is where a command takes part in an apply, before anything is written:
+    ``checked`` is told that everything local is read and checked (the last word before the
+    first connection); ``shown`` sees the plan and the warnings about the cluster's state once
+    it is made or rechecked against the live cluster; ``confirm`` may refuse it (raise);
+    ``committed`` sees the report before the audit is published."""
+
+    def checked(self) -> None: ...
+
+    def shown(self, plan: Plan, warnings: tuple[str, ...]) -> None: ...
+
+    def confirm(self, plan: Plan) -> None: ...
+
+    def committed(self, plan: Plan, report: ApplyReport) -> None: ...
+
+
 @dataclass(frozen=True)
 class ApplyHooks:
-    """ApplyHooks are where a command takes part in an apply, all optional: ``shown`` sees the
-    plan and the warnings about the cluster's state once it is made against the live cluster;
-    ``confirm`` may refuse it (raise) before anything is written; ``progress`` is given the
-    number of alterations and returns a per-batch callback and a function that ends it; and
-    ``committed`` sees the report before the audit is published."""
+    """ApplyHooks is an :class:`ApplyView` of plain functions, each optional."""
 
     shown: Callable[[Plan, tuple[str, ...]], None] = _nothing
     confirm: Callable[[Plan], None] = _nothing
-    progress: Callable[[int], tuple[Callable[[int], None] | None, Callable[[], None]]] = (
-        lambda _total: (None, _nothing)
-    )
     committed: Callable[[Plan, ApplyReport], None] = _nothing
+    checked: Callable[[], None] = _nothing
 
 
-def refuse_guarded(
-    plan: Plan, override: str, protect_override: str = "allow_protected_change=True"
-) -> None:
-    """refuse_guarded stops a plan the mass-removal guard or the protected-principals guard
-    holds back: the one place that says so, whoever applies (``override`` and
-    ``protect_override`` are how this caller overrides each)."""
-    from kquota.errors import KquotaError
+@dataclass(frozen=True)
+class PolicyOverrides:
+    """PolicyOverrides are what the operator asks of the target's policy for this apply (when
+    planning here: ``prune``; always: the guards' overrides and more protected principals)."""
 
-    refusal = plan.refusal
-    if refusal is not None and refusal.startswith("capacity guard: "):
-        raise KquotaError(
-            f"{refusal}; nothing was applied (review it with kquota plan, save it with "
-            "--allow-oversubscription --out PLAN.json, and apply that plan if this is intended)"
-        )
-    if refusal is not None:
-        mass = plan.guard_violation is not None and not plan.mass_removal_allowed
-        raise KquotaError(
-            f"{refusal}; nothing was applied "
-            f"(pass {override if mass else protect_override} if this is intended)"
-        )
+    prune: bool | None = None
+    allow_mass_removal: bool = False
+    protect: Sequence[ProtectMatch] = ()
+    allow_protected_change: bool = False
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """RunOptions: how the commit runs (batches, verification, lease, audit topic) and how a
+    guard's refusal spells its override (the CLI's flags, or the library's arguments)."""
+
+    batch_size: int = DEFAULT_BATCH_SIZE
+    verify_timeout: float = 15.0
+    lease: bool = True
+    audit_topic: str | None = None
+    overrides: Overrides = LIBRARY
+
+
+ApplySource = Path | Plan | LoadedDesired
+"""What is applied: a saved plan file, a plan held in memory (checked as a saved one), or
+desired state (planned here against the live cluster)."""
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    """ApplyRequest is one apply: where, what, under which policy overrides, how to run."""
+
+    target: Target
+    source: ApplySource
+    policy: PolicyOverrides = PolicyOverrides()
+    run: RunOptions = RunOptions()
+
+
+def checked_plan(
+    source: Path | Plan, target: Target, props: Mapping[str, str], policy: Policy
+) -> Plan:
+    """checked_plan is the gate every plan passes before any connection, from a file or from
+    memory: the strict reader's checks under ``policy`` (safety fields, rules, recomputed
+    summary, scope, the mass-removal guard), then the target's identity (the plan never chooses
+    where credentials go). A plan held in memory is labelled ``plan`` in the problems."""
+    from kquota.planfile.reader import load_plan_file, reread
+    from kquota.planfile.target import TargetIdentity, check_target
+
+    if isinstance(source, Path):
+        name, plan = str(source), load_plan_file(source, policy)
+    else:
+        name = "plan"
+        plan = reread(source, name, policy)
+    identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"], target.named_servers)
+    check_target(plan, name, identity)
+    return plan
 
 
 class ObserveModeError(KquotaError):
@@ -186,67 +234,134 @@ def refuse_observed(target: Target, policy: Policy, plan: Plan | None = None) ->
 
 def apply(
     target: Target,
-    source: Plan | LoadedDesired,
+    source: ApplySource,
     *,
     prune: bool | None = None,
     allow_mass_removal: bool = False,
-    override: str = "allow_mass_removal=True",
+    override: str = LIBRARY.mass_removal,
     batch_size: int = DEFAULT_BATCH_SIZE,
     verify_timeout: float = 15.0,
     lease: bool = True,
     publisher: AuditPublisher | None = None,
-    hooks: ApplyHooks = ApplyHooks(),
+    hooks: ApplyView = ApplyHooks(),
     protect: Sequence[ProtectMatch] = (),
     allow_protected_change: bool = False,
-    protect_override: str = "allow_protected_change=True",
+    protect_override: str = LIBRARY.protected_change,
 ) -> ApplyResult:
-    """apply commits ``source`` to the live target: a saved plan (read and checked offline,
-    :mod:`kquota.apply.planfile`) or desired state, planned here against the live cluster.
+    """apply is :func:`run_apply` with its request spelled as keyword arguments (``override``
+    and ``protect_override``: how a refusal names each guard's override), and an audit
+    ``publisher`` the caller opened and closes."""
+    request = ApplyRequest(
+        target,
+        source,
+        PolicyOverrides(prune, allow_mass_removal, protect, allow_protected_change),
+        RunOptions(batch_size, verify_timeout, lease, None, Overrides(override, protect_override)),
+    )
+    return run_apply(request, hooks, publisher=publisher)
 
-    In one connection: the cluster id, the apply lease (``lease``), describe-all; a saved plan
-    made for another cluster id, or against entities that changed since, raises
-    :class:`~kquota.apply.staleness.StalePlanError`, and its mass-removal guard is counted
-    again live. Then the audit topic is checked, ``hooks.confirm`` asked, every alteration
-    passes a validate-only pass (or nothing is committed), batches are committed and
-    verified; finally one audit event per committed entity is published.
 
-    Protected principals (the policy's and ``protect``) are resolved again on the live
+def run_apply(
+    request: ApplyRequest,
+    view: ApplyView = ApplyHooks(),
+    *,
+    publisher: AuditPublisher | None = None,
+) -> ApplyResult:
+    """run_apply is the whole road of an apply, the CLI's and the library's alike.
+
+    Offline first: the policy is built once; a plan, from a file or from memory, passes the
+    strict reader and the target check (:func:`checked_plan`); ``view.checked()``; the audit
+    topic's client is configured. Then, in one connection: the cluster id, the apply lease,
+    describe-all; a plan made for another cluster id, or against entities that changed since,
+    raises :class:`~kquota.apply.staleness.StalePlanError`, and its guards are judged again on
+    the live cluster (:func:`kquota.plan.guard.judge`); desired state is planned here. Then
+    the observe-mode refusal (:func:`refuse_observed`, also before connecting) and the guards'
+    refusal (:class:`~kquota.plan.guard.GuardRefused`), the audit topic checked,
+    ``view.confirm``, a validate-only pass of every alteration (or nothing is committed),
+    commit in batches, verify; finally one audit event per committed entity is published.
+
+    Protected principals (the policy's and the request's) are resolved again on the live
     cluster, with the principals a saved plan names (planning here: those the cluster's
-    discovery finds); a plan that lowers or newly imposes one's quota is refused unless
-    ``allow_protected_change``.
+    discovery finds).
     """
+    policy, props, saved = _offline(request)
+    run = request.run
+    view.checked()
+    opened = None
+    if publisher is None and run.audit_topic:
+        from kquota.audit import AuditPublisher
+
+        # A bad configuration fails here, before any connection.
+        publisher = opened = AuditPublisher(run.audit_topic, props)
+    try:
+        return _commit(request, policy, props, saved, view, publisher)
+    finally:
+        if opened is not None:
+            opened.close()
+
+
+def _offline(request: ApplyRequest) -> tuple[Policy, Mapping[str, str], Plan | None]:
+    """_offline is everything an apply checks before its first connection: the policy built
+    once, a cluster in observe mode refused, a plan (from a file or memory) through the strict
+    reader and the target check, and a plan altering an observed scope refused."""
+    target, source, asked = request.target, request.source, request.policy
+    props = target.client_properties()
+    policy = target.policy(
+        prune=asked.prune,
+        allow_mass_removal=asked.allow_mass_removal,
+        protect=asked.protect,
+        allow_protected_change=asked.allow_protected_change,
+    )
+    refuse_observed(target, policy)  # issue 23: before reading anything more or connecting
+    if isinstance(source, LoadedDesired):
+        return policy, props, None
+    saved = checked_plan(source, target, props, policy)
+    refuse_observed(target, policy, saved)  # a saved plan: before connecting too
+    return policy, props, saved
+
+
+def read_checked(request: ApplyRequest) -> Plan:
+    """read_checked reads and checks the request's plan offline, exactly as :func:`run_apply`
+    does before connecting (``apply --ramp`` shows its schedule from it first); each step of
+    it then goes the whole road again."""
+    _, _, saved = _offline(request)
+    if saved is None:
+        raise TypeError("read_checked: the request applies desired state, not a plan")
+    return saved
+
+
+def _commit(
+    request: ApplyRequest,
+    policy: Policy,
+    props: Mapping[str, str],
+    saved: Plan | None,
+    view: ApplyView,
+    publisher: AuditPublisher | None,
+) -> ApplyResult:
     import contextlib
 
     from kquota.apply.applier import apply_plan
     from kquota.apply.lease import LeaseLost, held_lease
-    from kquota.apply.planfile import recheck_guard
     from kquota.apply.staleness import check_not_stale
     from kquota.operations.plan import plan_against
     from kquota.progress import phase
     from kquota.target import Origin
 
-    props = target.client_properties()
-    policy = target.policy(
-        prune=prune,
-        allow_mass_removal=allow_mass_removal,
-        protect=protect,
-        allow_protected_change=allow_protected_change,
-    )
-    refuse_observed(target, policy)
+    target, asked, run = request.target, request.policy, request.run
     with target.admin() as admin, contextlib.ExitStack() as held:
         with phase("connect", unit="brokers") as step:
             cluster_id = admin.cluster_id()  # the cluster answers before the lease is sought
             step.count = len(admin.brokers)
         # Every broker learned so far: the lease's own clients fail over if the bootstrap dies.
-        lease_held = held.enter_context(held_lease(props, lease, admin.brokers))
+        lease_held = held.enter_context(held_lease(dict(props), run.lease, admin.brokers))
         with phase("describe") as step:
             current = admin.describe_all()
             step.count = len(current)
         warnings: tuple[str, ...] = ()
-        if isinstance(source, Plan):
-            already = check_not_stale(source, current, cluster_id)
-            plan = recheck_guard(source, current, policy)
+        if saved is not None:
+            already = check_not_stale(saved, current, cluster_id)
+            plan = judge(saved, policy, current)
         else:
+            assert isinstance(request.source, LoadedDesired)
             discovery = None
             if any(m.exact() is None for m in policy.protect):  # globs need principals
                 from kquota.principals.live import discover
@@ -257,39 +372,36 @@ def apply(
             capacity = for_apply(target, policy, discovery)  # the capacity guard, as in plan
             result = plan_against(
                 target,
-                source,
+                request.source,
                 current,
                 Origin(target.label, cluster_id),
-                prune=prune,
-                allow_mass_removal=allow_mass_removal,
+                prune=asked.prune,
+                allow_mass_removal=asked.allow_mass_removal,
                 discovery=discovery,
-                protect=protect,
-                allow_protected_change=allow_protected_change,
+                protect=asked.protect,
+                allow_protected_change=asked.allow_protected_change,
+                policy=policy,
                 capacity=capacity,
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
-        hooks.shown(plan, warnings)
+        view.shown(plan, warnings)
         if plan.empty:
             return ApplyResult(plan, None)
-        refuse_observed(target, policy, plan)
-        refuse_guarded(plan, override, protect_override)
+        refuse_observed(target, policy, plan)  # issue 23: an observed scope is never written
+        refuse(plan, run.overrides)
         if publisher is not None:
             check_audit_topic(publisher)
-        hooks.confirm(plan)
-        progress, stop = hooks.progress(len(plan.alterations))
-        try:
-            report = apply_plan(
-                admin,
-                plan,
-                batch_size=batch_size,
-                on_batch=lease_checked(progress, lease_held),
-                verify_timeout=verify_timeout,
-                connection_errors=(*connection_errors(), LeaseLost),
-                already_applied=already,
-            )
-        finally:
-            stop()
-    hooks.committed(plan, report)
+        view.confirm(plan)
+        report = apply_plan(
+            admin,
+            plan,
+            batch_size=run.batch_size,
+            on_batch=lease_checked(None, lease_held),
+            verify_timeout=run.verify_timeout,
+            connection_errors=(*connection_errors(), LeaseLost),
+            already_applied=already,
+        )
+    view.committed(plan, report)
     audit = None
     if publisher is not None and report.committed:
         audit = publish_audit(publisher, plan, report)
@@ -306,15 +418,21 @@ def execute_plan(
     audit_topic: str | None = None,
     allow_protected_change: bool = False,
 ) -> ApplyResult:
-    """execute_plan applies a plan to the live target, as ``kquota apply PLAN.json`` does.
+    """execute_plan applies a plan to the live target, as ``kquota apply PLAN.json`` does: the
+    same road (:func:`run_apply`), the same checks, the same refusals.
 
-    The plan must be of this cluster and still current: a plan made for another cluster id,
-    or against entities that changed since, raises :class:`~kquota.apply.staleness.
-    StalePlanError` and nothing is written. The mass-removal guard is counted again on the
-    live cluster (``allow_mass_removal`` overrides it). Every alteration passes a validate-only
-    pass first, or nothing is committed; then commit in batches of ``batch_size`` and verify.
-    With ``audit_topic`` the topic is checked before the commit and one event per committed
-    entity is published after it. The apply lease is taken as the command takes it.
+    Before any connection the plan is checked as a saved plan file is (:func:`checked_plan`):
+    a plan that records no cluster, cluster id or snapshot fingerprint, made for another
+    cluster, breaking the rules of the desired state, or held back by the mass-removal guard
+    under the target's policy raises (:class:`~kquota.planfile.reader.PlanFileError`,
+    :class:`~kquota.plan.guard.GuardRefused`), and nothing is written. Once connected, a plan
+    made for another cluster id, or against entities that changed since, raises
+    :class:`~kquota.apply.staleness.StalePlanError`; the guards are judged again on the live
+    cluster (``allow_mass_removal`` and ``allow_protected_change`` override them). Every
+    alteration passes a validate-only pass first, or nothing is committed; then commit in
+    batches of ``batch_size`` and verify. With ``audit_topic`` the topic is checked before
+    the commit and one event per committed entity is published after it. The apply lease is
+    taken as the command takes it.
     """
     from kquota import argcheck as check
 
@@ -325,21 +443,12 @@ def execute_plan(
     check.number(verify_timeout, "execute_plan: verify_timeout", 0.0, 3600.0, above=True)
     check.optional(audit_topic, str, "execute_plan: audit_topic", "a topic name (str)")
     check.flag(allow_protected_change, "execute_plan: allow_protected_change")
-    publisher = None
-    if audit_topic:
-        from kquota.audit import AuditPublisher
-
-        publisher = AuditPublisher(audit_topic, target.client_properties())
-    try:
-        return apply(
-            target,
-            plan,
-            allow_mass_removal=allow_mass_removal,
-            batch_size=batch_size,
-            verify_timeout=verify_timeout,
-            publisher=publisher,
-            allow_protected_change=allow_protected_change,
-        )
-    finally:
-        if publisher is not None:
-            publisher.close()
+    request = ApplyRequest(
+        target,
+        plan,
+        PolicyOverrides(
+            allow_mass_removal=allow_mass_removal, allow_protected_change=allow_protected_change
+        ),
+        RunOptions(batch_size, verify_timeout, audit_topic=audit_topic),
+    )
+    return run_apply(request)

@@ -31,7 +31,7 @@ def check_drift(
     """check_drift compares the target's current state with ``desired`` (undeclared in-scope
     entities count as drift when the policy, or ``prune``, prunes)."""
     from kquota import argcheck as check
-    from kquota.engines.local import LocalEngine
+    from kquota.plan.planner import plan as make
 
     check.instance(target, Target, "check_drift: target", "a kquota.Target")
     check.instance(desired, LoadedDesired, "check_drift: desired", "a kquota.LoadedDesired")
@@ -40,7 +40,7 @@ def check_drift(
     state = target.load_state()
     policy = target.policy(prune=prune, allow_mass_removal=True)
     warnings = ip_spelling_warnings(state)
-    plan = LocalEngine().plan(desired.quotas, state, policy, target.label)
+    plan = make(desired.quotas, state, policy, cluster=target.label)
     from kquota.operations.controllers import controllers_of
 
     # What kquota.yaml declares (platform, kafka_users): drift asks the brokers nothing more.

@@ -126,7 +126,7 @@ class FleetApplyRequest:
 def reviewed_plans(request: FleetApplyRequest, names: Sequence[str]) -> dict[str, Plan]:
     """reviewed_plans reads every cluster's plan file strictly (review mode: a fleet plan has
     no cluster id) and checks each against its kquota.yaml target, before any connection."""
-    from kquota.apply.planfile import PlanFileError, load_plan_file
+    from kquota.planfile.reader import PlanFileError, load_plan_file
 
     plans, problems = {}, []
     for name in names:
@@ -193,7 +193,7 @@ def fleet_apply(
     progress: Callable[[str], None] = lambda _line: None,
 ) -> FleetApplyReport:
     """fleet_apply rolls the reviewed plans out wave by wave (see the module docstring)."""
-    from kquota.apply.planfile import plan_id
+    from kquota.planfile.writer import plan_id
 
     names = [n for w in request.waves for n in w.clusters]
     plans = reviewed_plans(request, names)

@@ -60,6 +60,7 @@ def plan_against(
     discovery: Discovery | None = None,
     protect: Sequence[ProtectMatch] = (),
     allow_protected_change: bool = False,
+    policy: Policy | None = None,
     capacity: CapacityInputs | None = None,
     allow_oversubscription: bool = False,
     controllers: Controllers | None = None,
@@ -77,19 +78,20 @@ def plan_against(
     local files are read and checked before any connection, so a typo is never reported as a
     network error.
     """
-    from kquota import __version__
-    from kquota.engines.local import LocalEngine
+    from kquota.plan.planner import plan as make
+    from kquota.version import __version__
 
     warnings = ip_spelling_warnings(state)
-    policy = target.policy(
-        prune=prune,
-        allow_mass_removal=allow_mass_removal,
-        protect=protect,
-        allow_protected_change=allow_protected_change,
-    )
+    if policy is None:  # else the caller built it, from the same four
+        policy = target.policy(
+            prune=prune,
+            allow_mass_removal=allow_mass_removal,
+            protect=protect,
+            allow_protected_change=allow_protected_change,
+        )
     if allow_oversubscription:
         policy = dataclasses.replace(policy, allow_oversubscription=True)
-    plan = LocalEngine().plan(desired.quotas, state, policy, origin.cluster)
+    plan = make(desired.quotas, state, policy, cluster=origin.cluster)
     plan = dataclasses.replace(
         plan,
         cluster_id=origin.cluster_id,

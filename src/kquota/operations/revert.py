@@ -8,7 +8,6 @@ the one apply road (lease, staleness, guards, validate-only, commit, verify, aud
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from kquota.errors import KquotaError
 from kquota.history.applies import AppliedPlan, applies, combined, entity_history, find_apply
@@ -80,19 +79,19 @@ def revert(
     audit_topic: str | None,
     plan_ids: Sequence[str] = (),
     force: bool = False,
-    config_path: Path | None = None,
 ) -> RevertResult:
     """revert makes the plan that undoes the applies ``plan_ids`` together (none given: the
     latest apply).
 
     Raises :class:`RevertRefused` when keys the apply wrote hold other values now, unless
-    ``force``; the apply must have been made to this target's cluster.
+    ``force``; the apply must have been made to this target's cluster (by name or bootstrap
+    servers, kquota.yaml's clusters as the target read them).
     """
-    from kquota.apply.planfile import recheck_guard
+    from kquota.plan.guard import judge
 
     trail = read(target, audit_topic)
     source = _chosen(trail, plan_ids)
-    _check_cluster(source, target, config_path)
+    _check_cluster(source, target)
     policy = target.policy(prune=None, allow_mass_removal=False)
     with target.admin() as admin:
         cluster_id = admin.cluster_id()
@@ -100,23 +99,22 @@ def revert(
     inverse = inverse_plan(source.changes, current, Origin(target.label, cluster_id))
     if inverse.conflicts and not force:
         raise RevertRefused(source.plan_id, inverse.conflicts)
-    plan = recheck_guard(inverse.plan, current, policy)
+    plan = judge(inverse.plan, policy, current)
     return RevertResult(source, plan, inverse.conflicts)
 
 
-def _check_cluster(source: AppliedPlan, target: Target, config_path: Path | None) -> None:
+def _check_cluster(source: AppliedPlan, target: Target) -> None:
     """The apply's recorded cluster must be the target, as a saved plan's must."""
-    from kquota.apply.planfile import PlanFileError, TargetIdentity, check_target
-    from kquota.target import configured_servers
+    from kquota.planfile.reader import PlanFileError
+    from kquota.planfile.target import TargetIdentity, check_target
 
     if source.cluster is None:
         return
     props = target.client_properties()
-    identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"])
+    # kquota.yaml's clusters by name, read with the target (Target.named_servers)
+    identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"], target.named_servers)
     try:
-        check_target(
-            Plan((), cluster=source.cluster), "", identity, configured_servers(config_path)
-        )
+        check_target(Plan((), cluster=source.cluster), "", identity)
     except PlanFileError:
         shown = target.cluster_name or props["bootstrap.servers"]
         raise KquotaError(

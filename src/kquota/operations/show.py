@@ -1,7 +1,7 @@
 """The show operation: read a saved plan the way apply will, for a reviewer to read.
 
 ``kquota show PLAN.json`` is Terraform's ``show``: the artifact apply would use, rendered. It
-goes through the same strict reader as apply (:mod:`kquota.apply.planfile`), so a doctored
+goes through the same strict reader as apply (:mod:`kquota.planfile`), so a doctored
 file gets apply's refusal, word for word. Two things differ, because nothing is applied:
 
 - a guard that trips is a verdict to show, not a refusal: the plan is read as if the operator
@@ -27,11 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kquota.apply.planfile import MAX_PLAN_BYTES, PlanFileError, parse_plan, unapplyable_because
 from kquota.errors import KquotaError
 from kquota.localfile import UnreadableFile, read_regular
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.planfile.reader import MAX_PLAN_BYTES, PlanFileError, parse_plan
+from kquota.planfile.writer import unapplyable_because
 
 FLEET_SUMMARY = "fleet-plan.json"
 PLAN_SUFFIX = ".plan.json"

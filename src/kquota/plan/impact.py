@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kquota.model import QuotaState
+from kquota.display import number
+from kquota.model import QuotaState, display_entity
 from kquota.plan.policy import Policy
 from kquota.plan.resolver import (
     Principal,
@@ -109,15 +110,12 @@ def protected_violations(changes: Sequence[ResolutionChange], policy: Policy) ->
 def describe_change(c: ResolutionChange) -> str:
     """describe_change is ``{user=svc} producer_byte_rate: 2048 from {user=svc} -> 1024 from
     {user=<default>}``, names made safe to print."""
-    from kquota.render.format import display_entity
-
     return (
         f"{display_entity(c.principal.entity())} {c.key}: {_value(c.before)} -> {_value(c.after)}"
     )
 
 
 def _value(q: ResolvedQuota | None) -> str:
-    from kquota.render.format import display_entity, number
 
     if q is None:
         return "unlimited"

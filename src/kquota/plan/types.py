@@ -12,12 +12,10 @@ the guard verdict) is decided here or by the planner.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kquota.errors import KquotaError
 from kquota.model import Entity
 from kquota.plan.resolver import Principal, ResolutionChange, ResolvedQuota
 
@@ -44,7 +42,6 @@ class ChangeKind(Enum):
 
 
 _WORDS = {ChangeKind.CREATE: "create", ChangeKind.UPDATE: "update", ChangeKind.DELETE: "delete"}
-_KINDS_BY_WORD = {word: kind for kind, word in _WORDS.items()}
 
 
 class IgnoreReason(Enum):
@@ -80,22 +77,6 @@ class Op:
     def to_data(self) -> dict[str, Any]:
         return {"key": self.key, "value": self.value, "remove": self.remove, "before": self.before}
 
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Op:
-        remove = data["remove"]
-        value = data["value"]
-        before = data.get("before")
-        if not isinstance(remove, bool):
-            raise ValueError("op.remove must be a boolean")
-        if remove != (value is None):
-            raise ValueError("a remove op has value null; a set op has a number")
-        return cls(
-            key=str(data["key"]),
-            value=None if value is None else _number(value),
-            remove=remove,
-            before=None if before is None else _number(before),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class Alteration:
@@ -115,27 +96,6 @@ class Alteration:
             "change": self.kind.word,
             "ops": [op.to_data() for op in self.ops],
         }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Alteration:
-        ops = tuple(Op.from_data(o) for o in data["ops"])
-        change = data.get("change")
-        kind = infer_kind(ops) if change is None else _KINDS_BY_WORD[change]
-        return cls(entity=Entity.from_json(data["entity"]), ops=ops, kind=kind)
-
-
-def infer_kind(ops: tuple[Op, ...]) -> ChangeKind:
-    """infer_kind recovers an alteration's kind from its ops alone (plans without "change").
-
-    Exact for plans the planner made: a created entity has only new keys; a deleted one only
-    removals. An update that only adds keys to an existing entity reads back as CREATE, which
-    is why the planner sets ``kind`` itself instead of calling this.
-    """
-    if all(op.remove for op in ops):
-        return ChangeKind.DELETE
-    if all(op.before is None and not op.remove for op in ops):
-        return ChangeKind.CREATE
-    return ChangeKind.UPDATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,10 +253,12 @@ class Plan:
 
     @property
     def empty(self) -> bool:
+        """empty: the plan changes nothing."""
         return not self.alterations
 
     @property
     def applyable(self) -> bool:
+        """applyable: no guard holds the plan back (its :attr:`refusal` is None)."""
         guard_ok = self.guard_violation is None or self.mass_removal_allowed
         capacity_ok = self.capacity is None or not self.capacity.stops
         return guard_ok and capacity_ok and not (self.impact is not None and self.impact.stops)
@@ -314,17 +276,21 @@ class Plan:
         return None
 
     def count(self, kind: ChangeKind) -> int:
+        """count: the alterations of this kind."""
         return sum(1 for a in self.alterations if a.kind is kind)
 
     @property
     def set_ops(self) -> int:
+        """set_ops: the quota values the plan sets."""
         return sum(1 for a in self.alterations for op in a.ops if not op.remove)
 
     @property
     def remove_ops(self) -> int:
+        """remove_ops: the quota values the plan removes."""
         return sum(1 for a in self.alterations for op in a.ops if op.remove)
 
     def ignored_count(self, reason: IgnoreReason) -> int:
+        """ignored_count: the entities left alone for this reason."""
         return sum(g.count for g in self.ignored if g.reason is reason)
 
     def summary(self) -> dict[str, Any]:
@@ -364,61 +330,3 @@ class Plan:
             **({} if self.capacity is None else {"capacity": self.capacity.to_data()}),
             **({"controller_notes": list(self.controller_notes)} if self.controller_notes else {}),
         }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Plan:
-        """from_data reads the JSON contract back; KquotaError if it is not a plan we read.
-
-        It trusts its input: it is for kquota's own output held in memory (round trips). A plan
-        file from disk is untrusted and is read by :mod:`kquota.apply.planfile`, which checks
-        every field and rule first.
-        """
-        if not isinstance(data, Mapping):
-            raise KquotaError("not a kquota plan: expected a JSON object")
-        version = data.get("format_version")
-        if version != PLAN_FORMAT_VERSION:
-            raise KquotaError(
-                f"unsupported plan format_version {version!r} (this kquota reads "
-                f"{PLAN_FORMAT_VERSION})"
-            )
-        try:
-            alterations = tuple(Alteration.from_data(a) for a in data["alterations"])
-            summary = data.get("summary") or {}
-            rem = summary.get("removals") or {}
-            ignored_counts = summary.get("ignored") or {}
-            ignored = tuple(
-                IgnoredGroup(reason, int(ignored_counts[reason.value]))
-                for reason in IgnoreReason
-                if ignored_counts.get(reason.value)
-            )
-            return cls(
-                alterations=alterations,
-                cluster=_opt_str(data.get("cluster")),
-                snapshot_fingerprint=_opt_str(data.get("snapshot_fingerprint")),
-                removals=Removals(
-                    quotas=int(rem.get("quotas", 0)),
-                    entities=int(rem.get("entities", 0)),
-                    managed_quotas=int(rem.get("managed_quotas", 0)),
-                    managed_entities=int(rem.get("managed_entities", 0)),
-                ),
-                guard_violation=_opt_str(summary.get("guard_violation")),
-                mass_removal_allowed=bool(summary.get("mass_removal_allowed", False)),
-                unchanged=int(summary.get("unchanged", 0)),
-                ignored=ignored,
-                cluster_id=_opt_str(data.get("cluster_id")),
-                desired_digest=_opt_str(data.get("desired_digest")),
-                kquota_version=_opt_str(data.get("kquota_version")),
-                created_at=_opt_str(data.get("created_at")),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise KquotaError(f"malformed plan: {type(e).__name__}: {e}") from None
-
-
-def _number(v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ValueError(f"expected a number, got {v!r}")
-    return float(v)
-
-
-def _opt_str(v: object) -> str | None:
-    return None if v is None else str(v)

@@ -1,34 +1,14 @@
-"""Formatting shared by the renderers: numbers, human units, entity names made safe to print.
-
-Numbers: whole values print without ``.0`` (``1048576``), others as Python's shortest
-round-trip ``repr`` (``0.1``, ``1e-05``), never a fixed ``%f`` that hides or invents digits.
-
-Names come from a cluster or a YAML file and may hold anything. Printed to a terminal or a
-pull-request comment, control and format characters (ANSI escapes, bidi overrides, newlines)
-could forge or hide lines, so they are shown escaped (``\\x1b``, ``\\u202e``). A name that
-would be ambiguous in the ``{type=name, ...}`` form (empty, the literal ``<default>``, or with
-``,={}"`` or surrounding spaces) is shown in double quotes.
+"""Formatting shared by the renderers: human units, and the safe names and numbers of
+:mod:`kquota.display` and :func:`kquota.model.display_entity`, re-exported here.
 """
 
 from __future__ import annotations
 
-from kquota.lookalike import invisible
-from kquota.model import DEFAULT_NAME_DISPLAY, Entity
+from kquota.display import display_name, number, safe_text
+from kquota.model import display_entity
 
 _BYTE_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate"})
 _BINARY_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-_AMBIGUOUS = frozenset(',={}"')
-
-
-def number(value: float, *, long_range: bool = False) -> str:
-    """number prints a quota value: whole numbers without ``.0``, else shortest repr.
-
-    ``long_range``: whole numbers print as integers only below 2**63, as kafka-client-quotas
-    prints them (describe, resolve, a stale plan's values); larger ones in exponent form.
-    """
-    if value.is_integer() and (not long_range or abs(value) < 2**63):
-        return str(int(value))
-    return repr(value)
 
 
 def human(key: str, value: float) -> str | None:
@@ -72,59 +52,4 @@ def _bytes_per_second(value: float) -> str:
     return f"{text} {unit}/s"
 
 
-def _hides(text: str) -> bool:
-    return any(invisible(c) for c in text)
-
-
-def safe_text(text: str) -> str:
-    """safe_text escapes control, format and other invisible characters (default-ignorable
-    ones too, such as U+3164 HANGUL FILLER, which Python counts as printable), and
-    backslashes."""
-    if text.isprintable() and "\\" not in text and (text.isascii() or not _hides(text)):
-        return text
-    out: list[str] = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch.isprintable() and (ch.isascii() or not invisible(ch)):
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(
-                f"\\x{code:02x}"
-                if code < 0x100
-                else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-            )
-    return "".join(out)
-
-
-def display_name(name: str | None, *, as_yaml: bool = False) -> str:
-    """display_name shows an entity name: ``<default>`` for the default, escaped otherwise.
-
-    ``as_yaml``: a name literally ``<default>`` shows as the YAML that declares it, ``{name:
-    <default>}``, for messages about desired-state files (which point at that YAML).
-    """
-    if name is None:
-        return DEFAULT_NAME_DISPLAY
-    if as_yaml and name == DEFAULT_NAME_DISPLAY:
-        return "{name: <default>}"
-    safe = safe_text(name)
-    if (
-        not name
-        or name == DEFAULT_NAME_DISPLAY
-        or name != name.strip()
-        or not _AMBIGUOUS.isdisjoint(name)
-    ):
-        return '"' + safe.replace('"', '\\"') + '"'
-    return safe
-
-
-def display_entity(entity: Entity, *, as_yaml: bool = False) -> str:
-    """display_entity is the KIP-546 form ``{user=alice, client-id=<default>}``, made safe
-    (``as_yaml``: see :func:`display_name`)."""
-    parts = entity.parts
-    if len(parts) == 1:  # most entities: no generator and join (a plan of 100k prints each)
-        t, n = parts[0]
-        return "{" + safe_text(t) + "=" + display_name(n, as_yaml=as_yaml) + "}"
-    shown = (f"{safe_text(t)}={display_name(n, as_yaml=as_yaml)}" for t, n in parts)
-    return "{" + ", ".join(shown) + "}"
+__all__ = ["display_entity", "display_name", "human", "number", "safe_text", "value_with_unit"]

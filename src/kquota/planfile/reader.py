@@ -1,4 +1,4 @@
-"""Saved plan files (``plan --out``): read one and check it before apply opens a connection.
+"""The strict reader of saved plans (``plan --out``): check one before apply connects.
 
 A saved plan is untrusted input: anyone who can touch a CI artifact can edit it. So apply reads
 it the way the loader reads desired-state YAML, never as kquota's own output:
@@ -14,11 +14,13 @@ it the way the loader reads desired-state YAML, never as kquota's own output:
 - the summary is recomputed from the alterations; a file whose counts disagree is refused;
 - the mass-removal guard is recomputed under the policy in force at apply time, and only the
   operator's ``--allow-mass-removal`` overrides it: the file's ``mass_removal_allowed`` is
-  not a decision an artifact may make. After connecting, :func:`recheck_guard` counts the
-  managed quotas again on the live cluster, so a file cannot shrink the guard's base either;
+  not a decision an artifact may make. After connecting, :func:`kquota.plan.guard.judge`
+  counts the managed quotas again on the live cluster, so a file cannot shrink the guard's
+  base either;
 - alterations of entities outside the policy's ownership scope are refused;
-- the recorded cluster is checked against the operator's target (:func:`check_target`); the
-  plan never chooses where credentials are sent.
+- the recorded cluster is checked against the operator's target
+  (:func:`kquota.planfile.target.check_target`); the plan never chooses where credentials
+  are sent.
 
 Every problem names the field path and what is allowed; all are reported at once. Pure but
 for reading the file: no network.
@@ -38,7 +40,8 @@ from typing import Any
 from kquota.desired import rules
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_regular
-from kquota.model import ENTITY_TYPES, IP, Entity, QuotaState, sorted_by_entity
+from kquota.model import ENTITY_TYPES, IP, Entity, sorted_by_entity
+from kquota.plan.guard import GuardRefused, judge
 from kquota.plan.policy import Policy
 from kquota.plan.types import (
     IMPACT_FIELDS,
@@ -97,18 +100,15 @@ class PlanFileError(KquotaError):
 
     def __init__(self, name: str, problems: Sequence[str]) -> None:
         self.problems = list(problems)
-        shown = [f"{name}: {p}" for p in self.problems[:MAX_SHOWN]]
-        if len(self.problems) > MAX_SHOWN:
-            shown.append(f"{name}: … and {len(self.problems) - MAX_SHOWN} more problems")
-        super().__init__("\n".join([*shown, "nothing was applied"]))
+        super().__init__(problem_lines(name, self.problems))
 
 
-@dataclass(frozen=True)
-class TargetIdentity:
-    """TargetIdentity is the operator's target: its kquota.yaml name and bootstrap servers."""
-
-    name: str | None
-    bootstrap_servers: str
+def problem_lines(name: str, problems: Sequence[str]) -> str:
+    """problem_lines: a saved plan's problems, one line each, the first ones and a count."""
+    shown = [f"{name}: {p}" for p in problems[:MAX_SHOWN]]
+    if len(problems) > MAX_SHOWN:
+        shown.append(f"{name}: … and {len(problems) - MAX_SHOWN} more problems")
+    return "\n".join([*shown, "nothing was applied"])
 
 
 class _Obj(dict[str, Any]):
@@ -156,6 +156,7 @@ class _Checker:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.guard_trips = False
 
     def add(self, path: str, wrong: str, allowed: str) -> None:
         self.problems.append(f"{path}: {wrong}; allowed: {allowed}")
@@ -180,7 +181,7 @@ class _Checker:
                 self.add(_join(path, name), "unknown field", "the fields " + ", ".join(names))
         for name in names:
             if name not in value and name not in optional:
-                self.add(_join(path, name), "missing", _FIELD_HELP.get(name, "see the contract"))
+                self.add(_join(path, name), "missing", FIELD_HELP.get(name, "see the contract"))
         return value
 
     def text(self, value: object, path: str, allowed: str, *, null: bool = False) -> str | None:
@@ -204,7 +205,7 @@ class _Checker:
         return value
 
 
-_FIELD_HELP = {
+FIELD_HELP = {
     "format_version": str(PLAN_FORMAT_VERSION),
     "cluster": "the cluster name or bootstrap servers the plan was made for",
     "cluster_id": "the id of the cluster the plan was made for",
@@ -261,9 +262,20 @@ def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) 
         raise PlanFileError(name, [f"JSON nested too deeply; allowed: {PLAN_HELP}"]) from None
     check = _Checker()
     plan = _plan(doc, check, policy, review)
+    if check.guard_trips and len(check.problems) == 1:  # a well-formed plan the guard holds
+        raise GuardRefused(problem_lines(name, check.problems))
     if check.problems or plan is None:
         raise PlanFileError(name, check.problems)
     return plan
+
+
+def reread(plan: Plan, name: str, policy: Policy) -> Plan:
+    """reread checks a plan held in memory exactly as a saved one: it is written to its JSON
+    contract and read back by :func:`parse_plan`, so a program applies nothing the CLI would
+    refuse to read (``name`` labels the problems)."""
+    from kquota.render.json import render_plan
+
+    return parse_plan(render_plan(plan).encode(), name, policy)
 
 
 def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) -> Plan | None:
@@ -285,7 +297,7 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     def text(key: str, allowed: str, *, null: bool = False) -> str | None:
         return check.text(top[key], key, allowed, null=null) if key in top else None
 
-    cluster = text("cluster", _FIELD_HELP["cluster"], null=review)
+    cluster = text("cluster", FIELD_HELP["cluster"], null=review)
     cluster_id = text(
         "cluster_id",
         "the id of the cluster the plan was made for: plan against the live cluster, or a "
@@ -299,7 +311,7 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
             check.add(
                 "snapshot_fingerprint",
                 f"{shown} is not a snapshot fingerprint",
-                _FIELD_HELP["snapshot_fingerprint"],
+                FIELD_HELP["snapshot_fingerprint"],
             )
         fingerprint = None
     meta = {k: text(k, "a non-empty string or null", null=True) for k in _META}
@@ -323,8 +335,9 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
     _capacity_verdict(top.get("capacity"), check)
-    plan = _guarded(plan, policy)
+    plan = judge(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
+        check.guard_trips = True
         check.add(
             "summary.guard_violation",
             f"the mass-removal guard trips: {plan.guard_violation}",
@@ -351,8 +364,8 @@ def _capacity_verdict(value: object, check: _Checker) -> None:
 
 def _impact(value: object, check: _Checker) -> PlanImpact:
     """_impact reads the principals a saved plan's impact names: apply resolves them again
-    on the live cluster (:func:`recheck_guard`), so values and verdict in the file count for
-    nothing; only the names are taken, each checked."""
+    on the live cluster (:func:`kquota.plan.guard.judge`), so values and verdict in the file
+    count for nothing; only the names are taken, each checked."""
     from kquota.plan.resolver import Principal, unique_principals
 
     allowed = 'a list of {"principal": {"user"|"client-id"|"ip": name}, "key", "before", "after"}'
@@ -404,7 +417,7 @@ def _alteration(raw: object, path: str, check: _Checker) -> Alteration | None:
     kind = _CHANGES.get(change) if isinstance(change, str) else None
     if kind is None and "change" in obj:
         shown = repr(change) if isinstance(change, str) else _kind(change)
-        check.add(f"{path}.change", f"{shown} is not a change", _FIELD_HELP["change"])
+        check.add(f"{path}.change", f"{shown} is not a change", FIELD_HELP["change"])
     types = None if entity is None else entity.types
     raw_ops = obj.get("ops")
     if not isinstance(raw_ops, list) or not raw_ops:
@@ -494,7 +507,7 @@ def _op(raw: object, path: str, types: tuple[str, ...] | None, check: _Checker) 
     key, value, remove, before = (obj[f] for f in _OP)
     ok = True
     if not isinstance(key, str):
-        check.add(f"{path}.key", f"{_kind(key)} is not a quota key", _FIELD_HELP["key"])
+        check.add(f"{path}.key", f"{_kind(key)} is not a quota key", FIELD_HELP["key"])
         return None
     if types is not None:
         bad = rules.key_problem(key, types)
@@ -634,123 +647,26 @@ def _check_scope(
             )
 
 
-def _guarded(plan: Plan, policy: Policy) -> Plan:
-    """_guarded asks ``policy``'s guard about ``plan``; only the policy's override counts.
+def read_plan(path: Path, policy: Policy | None = None) -> Plan:
+    """read_plan reads a saved plan as ``kquota apply PLAN.json`` does, with every check of
+    the file (:func:`load_plan_file`) under ``policy`` (default: kquota's defaults, the
+    target's policy applies again at :func:`kquota.execute_plan`). Raises
+    :class:`PlanFileError`, or :class:`~kquota.plan.guard.GuardRefused` for a plan only the
+    mass-removal guard holds back."""
+    from kquota import argcheck as check
 
-    Declared entities are the unchanged ones and those the plan does not delete (the planner
-    never deletes a declared entity: it keeps at least one key).
-    """
-    declared = plan.unchanged + sum(1 for a in plan.alterations if a.kind is not ChangeKind.DELETE)
-    violation = policy.guard(plan.removals, desired_empty=declared == 0)
-    return replace(plan, guard_violation=violation, mass_removal_allowed=policy.allow_mass_removal)
-
-
-def recheck_guard(plan: Plan, current: QuotaState, policy: Policy) -> Plan:
-    """recheck_guard asks the guard again with the managed counts of the live cluster, and
-    the protected principals' verdict with their effective quotas on it.
-
-    The file's managed counts are its own claim; the cluster's in-scope entities are the base
-    the guard's share test is meant to have.
-    """
-    from kquota.plan.impact import recheck_impact
-
-    managed = [values for entity, values in current.items() if policy.in_scope(entity)]
-    removals = replace(
-        plan.removals,
-        managed_quotas=sum(len(v) for v in managed),
-        managed_entities=len(managed),
-    )
-    return recheck_impact(_guarded(replace(plan, removals=removals), policy), current, policy)
-
-
-def check_target(
-    plan: Plan, name: str, target: TargetIdentity, named: Mapping[str, str] | None = None
-) -> None:
-    """check_target refuses a plan whose recorded cluster is not the operator's target.
-
-    The recorded cluster matches the target's kquota.yaml name, or the same set of bootstrap
-    servers; a recorded name is resolved through ``named`` (the local kquota.yaml's clusters
-    and their bootstrap servers). The cluster id is checked once connected (apply.staleness).
-    """
-    recorded = plan.cluster
-    if recorded is None:  # load_plan_file never lets this through
-        raise PlanFileError(name, [f"cluster: missing; allowed: {_FIELD_HELP['cluster']}"])
-    if target.name is not None and recorded == target.name:
-        return
-    servers = (named or {}).get(recorded, recorded)
-    if _servers(servers) == _servers(target.bootstrap_servers) != frozenset():
-        return
-    shown = target.name or target.bootstrap_servers
-    raise PlanFileError(
-        name,
-        [
-            f"cluster: the plan was made for {recorded!r}, but the target is {shown!r}; "
-            f"allowed: the cluster the plan was made for (--cluster NAME from kquota.yaml, "
-            "or --bootstrap-server HOST:PORT with the same servers)"
-        ],
-    )
-
-
-def _servers(text: str) -> frozenset[str]:
-    from kquota.kafka.config import parse_bootstrap_servers
-
-    try:
-        return frozenset(s.lower() for s in parse_bootstrap_servers(text))
-    except KquotaError:
-        return frozenset()
-
-
-def unapplyable_because(plan: Plan) -> list[str]:
-    """unapplyable_because says which safety fields a plan about to be saved lacks."""
-    out = []
-    if plan.cluster is None:
-        out.append("the plan records no cluster (plan with --cluster NAME or against a live one)")
-    if plan.cluster_id is None:
-        out.append(
-            "the plan records no cluster id (the snapshot does not say which cluster it came "
-            "from: take it with kquota snapshot, or plan against the live cluster)"
-        )
-    if plan.snapshot_fingerprint is None:
-        out.append("the plan records no snapshot fingerprint")
-    return out
-
-
-def write_plan_file(plan: Plan, path: Path) -> list[str]:
-    """write_plan_file saves a plan (its JSON contract) for review and apply, and returns what
-    would make apply refuse it (:func:`unapplyable_because`)."""
-    from kquota.render.json import render_plan
-
-    try:
-        path.write_text(render_plan(plan), encoding="utf-8")
-    except OSError as e:
-        raise KquotaError(f"{path}: cannot write plan: {e.strerror or e}") from None
-    return unapplyable_because(plan)
-
-
-def is_saved_plan(args: Sequence[Path]) -> bool:
-    """is_saved_plan: ``apply``'s arguments name one saved plan file, not desired state."""
-    # A mistyped plan path is reported by the plan reader, not taken for a desired-state path.
-    return len(args) == 1 and args[0].suffix == ".json" and not args[0].is_dir()
-
-
-def plan_id(plan: Plan) -> str:
-    """plan_id names a plan in audit events: a digest of its JSON contract."""
-    import hashlib
-
-    from kquota.render.json import render_plan
-
-    return hashlib.sha256(render_plan(plan).encode()).hexdigest()[:16]
+    checked = check.path(path, "read_plan: path")
+    check.optional(policy, Policy, "read_plan: policy", "a kquota.Policy")
+    return load_plan_file(checked, policy or Policy())
 
 
 __all__ = [
+    "MAX_PLAN_BYTES",
+    "PLAN_HELP",
     "PlanFileError",
-    "TargetIdentity",
-    "check_target",
-    "is_saved_plan",
     "load_plan_file",
     "parse_plan",
-    "plan_id",
-    "recheck_guard",
-    "unapplyable_because",
-    "write_plan_file",
+    "problem_lines",
+    "read_plan",
+    "reread",
 ]

@@ -1,0 +1,80 @@
+"""The house's text-safety core: names and numbers as every output shows them.
+
+Names come from a cluster or a YAML file and may hold anything. Printed to a terminal or a
+pull-request comment, control and format characters (ANSI escapes, bidi overrides, newlines)
+could forge or hide lines, so they are shown escaped (``\\x1b``, ``\\u202e``). A name that
+would be ambiguous in the ``{type=name, ...}`` form (empty, the literal ``<default>``, or with
+``,={}"`` or surrounding spaces) is shown in double quotes. An entity is shown by
+:func:`kquota.model.display_entity`, next to the entity; the renderers re-export both
+(:mod:`kquota.render.format`).
+
+Numbers: whole values print without ``.0`` (``1048576``), others as Python's shortest
+round-trip ``repr`` (``0.1``, ``1e-05``), never a fixed ``%f`` that hides or invents digits.
+"""
+
+from __future__ import annotations
+
+from kquota.lookalike import invisible
+
+DEFAULT_NAME_DISPLAY = "<default>"
+"""How the default entity's name is shown (and written in YAML matches)."""
+
+_AMBIGUOUS = frozenset(',={}"')
+
+
+def number(value: float, *, long_range: bool = False) -> str:
+    """number prints a quota value: whole numbers without ``.0``, else shortest repr.
+
+    ``long_range``: whole numbers print as integers only below 2**63, as kafka-client-quotas
+    prints them (describe, resolve, a stale plan's values); larger ones in exponent form.
+    """
+    if value.is_integer() and (not long_range or abs(value) < 2**63):
+        return str(int(value))
+    return repr(value)
+
+
+def _hides(text: str) -> bool:
+    return any(invisible(c) for c in text)
+
+
+def safe_text(text: str) -> str:
+    """safe_text escapes control, format and other invisible characters (default-ignorable
+    ones too, such as U+3164 HANGUL FILLER, which Python counts as printable), and
+    backslashes."""
+    if text.isprintable() and "\\" not in text and (text.isascii() or not _hides(text)):
+        return text
+    out: list[str] = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch.isprintable() and (ch.isascii() or not invisible(ch)):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+            )
+    return "".join(out)
+
+
+def display_name(name: str | None, *, as_yaml: bool = False) -> str:
+    """display_name shows an entity name: ``<default>`` for the default, escaped otherwise.
+
+    ``as_yaml``: a name literally ``<default>`` shows as the YAML that declares it, ``{name:
+    <default>}``, for messages about desired-state files (which point at that YAML).
+    """
+    if name is None:
+        return DEFAULT_NAME_DISPLAY
+    if as_yaml and name == DEFAULT_NAME_DISPLAY:
+        return "{name: <default>}"
+    safe = safe_text(name)
+    if (
+        not name
+        or name == DEFAULT_NAME_DISPLAY
+        or name != name.strip()
+        or not _AMBIGUOUS.isdisjoint(name)
+    ):
+        return '"' + safe.replace('"', '\\"') + '"'
+    return safe

@@ -1,1 +1,0 @@
-"""Planning engines: the in-process LocalEngine (default) and, later, a Spark engine."""
