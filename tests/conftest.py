@@ -171,3 +171,23 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkClu
         pytest.fail(f"PySpark is required for the Spark cluster tests: {e}", pytrace=False)
     with standalone_cluster(tmp_path_factory.mktemp("spark-cluster"), cores=2) as cluster:
         yield cluster
+
+
+# A test that takes a broker fixture crosses the wire, marked or not: the floors run
+# (scripts/floors, `-m 'not integration and not jvm'`) must start no broker.
+_BROKER_FIXTURES = frozenset(
+    {
+        "kafka_broker",
+        "kafka_broker_with_authorizer",
+        "kafka_broker_tls",
+        "three_node_cluster",
+        "three_nodes",
+        "kafka_configs_tool",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _BROKER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
