@@ -17,7 +17,10 @@ from collections.abc import Iterable, Iterator
 
 _TRACEBACK = b"Traceback (most recent call last):"
 # What a worker or daemon raises when the other end of its socket went away: cancellation.
-_PEER_GONE = (b"BrokenPipeError", b"ConnectionResetError")
+# Which end a worker sees of a cancelled job depends on PySpark's version: a write into the
+# closed socket (BrokenPipeError, ConnectionResetError), or from 4.2 often a read at its end
+# (EOFError from read_int).
+_PEER_GONE = (b"BrokenPipeError", b"ConnectionResetError", b"EOFError")
 # A traceback longer than this is not the short worker one: forward it as it is.
 _MAX_BLOCK = 64
 
