@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +42,11 @@ def _create_topic(bootstrap: str, topic: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for f in admin.create_topics([NewTopic(topic, num_partitions=1)]).values():
         f.result(timeout=30)
+    # Created is not yet served: wait (bounded) until the broker's metadata lists it.
+    for _ in range(300):
+        if topic in admin.list_topics(timeout=10).topics:
+            return
+        time.sleep(0.1)
 
 
 def _quota(bootstrap: str, user: str) -> dict[str, float]:
