@@ -106,7 +106,7 @@ def main() -> None:
     from kquota.plan.resolver import resolution_changes
     from kquota.plan.simulate import simulate_plan
     from kquota.render.desired_yaml import render_desired
-    from kquota.snapshot import dump_snapshot, read_snapshot
+    from kquota.snapshot.files import dump_snapshot, read_snapshot
 
     snapshot, desired = generate(args.entities)
     who = principals(args.principals)

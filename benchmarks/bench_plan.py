@@ -76,7 +76,7 @@ def states(n: int) -> tuple[dict[Entity, dict[str, float]], dict[Entity, dict[st
 def generate(n: int, folder: Path, desired_format: str) -> tuple[Path, Path]:
     """generate writes snapshot.json and the desired state for n entities (deterministic)."""
     from kquota.render.desired_yaml import render_desired
-    from kquota.snapshot import dump_snapshot
+    from kquota.snapshot.files import dump_snapshot
 
     desired, snapshot = states(n)
     snap_path = folder / "snapshot.json"
@@ -92,7 +92,7 @@ def generate(n: int, folder: Path, desired_format: str) -> tuple[Path, Path]:
 
 def child(mode: str, desired_path: str, snap_path: str) -> None:
     """child runs one measurement in this (fresh) process and prints JSON."""
-    from kquota.snapshot import read_snapshot
+    from kquota.snapshot.files import read_snapshot
 
     t0 = time.perf_counter()
     if desired_path.endswith(".json"):

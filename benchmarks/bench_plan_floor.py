@@ -79,7 +79,7 @@ def measure(
 ) -> dict[str, dict[str, list[dict[str, float]]]]:
     """measure runs kquota and its floor on each style, interleaved: round by round, style by
     style, kquota then floor (so both of a pair see the same machine load)."""
-    from kquota.snapshot import dump_snapshot
+    from kquota.snapshot.files import dump_snapshot
 
     desired_state, snapshot_state = states(n)
     snapshot = folder / "snapshot.json"

@@ -128,7 +128,7 @@ import resource, sys, time, orjson
 sys.path.insert(0, {here!r})
 from bench_wire import state_of
 from kquota.model import sorted_entities
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 state = state_of({size})
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0 = time.process_time()
@@ -182,7 +182,7 @@ CHOICES = """### What was chosen, and why
 - **Reads inlined for the flexible version** (v1, what the Kafka 4.3 broker answers): one-byte
   lengths and empty tag sections checked in place; about twice the helper-based reader,
   which remains for v0 and for what the inlined loop declines.
-- **The snapshot writer** (`kquota.snapshot`) puts each line together from orjson's encoding
+- **The snapshot writer** (`kquota.snapshot.files`) puts each line together from orjson's encoding
   of the entity and of its quotas, the latter remembered per values dict (shared dicts are
   encoded once), and joins lines 2,000 at a time: one `orjson.dumps` per entry kept about
   4 KiB of heap each (orjson 3.13), the table above.

@@ -23,7 +23,7 @@ SRC = Path(kquota.__file__).parent
 PARTS = {
     "cli": ("kquota.cli", "kquota.__main__"),
     "operations": ("kquota.operations",),
-    "files": ("kquota.planfile",),
+    "files": ("kquota.planfile", "kquota.snapshot", "kquota.config"),
     "apply": ("kquota.apply",),
     "planner": ("kquota.plan.planner", "kquota.plan.rules", "kquota.plan.resolver"),
     "plan": ("kquota.plan", "kquota.drift.report"),

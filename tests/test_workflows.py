@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kquota.config import load_config
+from kquota.config.project import load_config
 from kquota.desired.loader import load_desired
 from kquota.model import Entity
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kquota.apply.lease_log import LeaseError
     from kquota.apply.staleness import StalePlanError
     from kquota.audit import AuditError
-    from kquota.config import ConfigError
+    from kquota.config.project import ConfigError
     from kquota.deadline import DeadlineExceeded
     from kquota.desired.problems import DesiredStateError
     from kquota.errors import AlterationFailed, KquotaError, UsageError
@@ -72,7 +72,7 @@ _EXPORTS: dict[str, str] = {
     "AuthenticationError": "kquota.kafka.errors",
     "BrokerConnectionError": "kquota.kafka.errors",
     "ClusterAuthorizationError": "kquota.kafka.errors",
-    "ConfigError": "kquota.config",
+    "ConfigError": "kquota.config.project",
     "DeadlineExceeded": "kquota.deadline",
     "DesiredStateError": "kquota.desired.problems",
     "DesiredValidation": "kquota.operations.desired",

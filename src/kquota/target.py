@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kquota import progress
-from kquota.config_file import find_config
+from kquota.config.file import find_config
 from kquota.errors import UsageError
 from kquota.model import QuotaState
 from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
-    from kquota.config import ClusterConfig, ProjectConfig
+    from kquota.config.project import ClusterConfig, ProjectConfig
     from kquota.kafka.admin import QuotaAdmin
     from kquota.kafka.config import ClientConfig
     from kquota.plan.policy import Policy, ProtectMatch  # the planning package: 0.05 s
@@ -157,7 +157,7 @@ class Target:
         if config_path is not None and not config_path.exists():
             raise UsageError(f"{config_path}: no such config file")
         if path is not None:
-            from kquota.config import load_config
+            from kquota.config.project import load_config
 
             config = load_config(path)
         cluster: ClusterConfig | None = None
@@ -297,7 +297,7 @@ class Target:
         (``kquota snapshot`` writes both), the label of the named cluster taking precedence.
         """
         if self.snapshot_path is not None:
-            from kquota.snapshot import read_snapshot_and_meta
+            from kquota.snapshot.files import read_snapshot_and_meta
 
             with progress.phase("snapshot") as step:
                 state, meta = read_snapshot_and_meta(self.snapshot_path)
@@ -319,6 +319,6 @@ def configured_cluster_names(config_path: Path | None) -> tuple[Path, list[str]]
     path = config_path or find_config()
     if path is None:
         raise UsageError("--all needs a kquota.yaml (or --config PATH)")
-    from kquota.config import load_config
+    from kquota.config.project import load_config
 
     return path, sorted(load_config(path).clusters)

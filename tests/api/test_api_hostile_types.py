@@ -32,7 +32,7 @@ from kquota import (
     resolve_quotas,
     validate_desired,
 )
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 SECRET = "Sup3rS3cretCanary"
 

@@ -21,7 +21,7 @@ from fake_listener import FakeListener
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAdmin
 from kquota.model import Entity
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 CORPUS = Path(__file__).parents[1] / "apply" / "plan_corpus"
 HOSTILE = sorted(p for p in CORPUS.glob("*.json") if p.name != "good.json")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import gfm
 from kquota.cli.main import cli
 from kquota.model import Entity
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 DESIRED = """\
 apiVersion: kquota/v1
@@ -101,7 +101,7 @@ def test_observe_mode_refuses_apply_before_connecting(repo: Path) -> None:
 
 
 def test_observe_mode_refuses_the_python_api_too(repo: Path) -> None:
-    from kquota.config import load_config
+    from kquota.config.project import load_config
     from kquota.operations.apply import ObserveModeError, apply
     from kquota.operations.desired import load_desired_state
     from kquota.target import Target

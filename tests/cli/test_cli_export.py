@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from kquota.cli.main import cli
 from kquota.model import Entity
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 STATE = {
     Entity.of({"user": "alice", "client-id": None}): {

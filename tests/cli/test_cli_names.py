@@ -10,7 +10,7 @@ import pytest
 
 from cli_runner import run_kquota
 from kquota.model import Entity
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 HEAD = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
 # The cluster holds each address under a spelling other than kquota's canonical one.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kquota.model import Entity
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 DESIRED = (
     "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"

@@ -21,7 +21,7 @@ from test_cli_apply import HEADER, FakeListener, fake_listener  # noqa: F401 (fi
 
 from cli_runner import run_kquota
 from kquota.model import Entity
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 STATE = {Entity.of({"user": "alice"}): {"producer_byte_rate": 5.0}}
 

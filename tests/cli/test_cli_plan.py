@@ -12,7 +12,7 @@ from kquota.cli.main import cli, main
 from kquota.model import Entity
 from kquota.plan.policy import Policy
 from kquota.planfile.reader import load_plan_file
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 DESIRED = """\
 apiVersion: kquota/v1

@@ -14,7 +14,7 @@ from kquota.model import Entity
 from kquota.plan.guard import judge
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.planfile.reader import load_plan_file
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 GOLDEN = Path(__file__).parent / "golden"
 DESIRED = """\

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kquota.cli.main import cli
 from kquota.model import Entity
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 
 @pytest.fixture()

@@ -159,7 +159,7 @@ def test_ip_spellings_plan_alike_in_both_engines(spark_engine: SparkEngine, tmp_
     # The cluster holds addresses under other spellings than kquota's canonical ones: both
     # engines change the entity the cluster holds, and neither creates a second spelling.
     from kquota.model import Entity
-    from kquota.snapshot import dump_snapshot
+    from kquota.snapshot.files import dump_snapshot
 
     rate = {"connection_creation_rate": 5.0}
     (tmp_path / "desired" / "c1").mkdir(parents=True)

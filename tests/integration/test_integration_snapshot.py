@@ -12,8 +12,8 @@ from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
 from kquota.model import Entity
-from kquota.snapshot import read_snapshot
-from kquota.snapshot_parquet import read_parquet_snapshot
+from kquota.snapshot.files import read_snapshot
+from kquota.snapshot.parquet import read_parquet_snapshot
 
 pytestmark = pytest.mark.integration
 

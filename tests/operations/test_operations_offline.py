@@ -16,7 +16,7 @@ from kquota.operations import (
     validate_desired,
 )
 from kquota.plan.resolver import Principal
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 from kquota.target import Target
 
 YAML = """\

@@ -20,7 +20,7 @@ from kquota.plan.resolver import Principal, resolution_changes
 from kquota.plan.simulate import simulate_plan
 from kquota.render import json as render_json
 from kquota.render import markdown, text
-from kquota.snapshot import read_snapshot
+from kquota.snapshot.files import read_snapshot
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "case.json").is_file())

@@ -36,7 +36,7 @@ from kquota.plan.types import Plan
 from kquota.render import json as plan_json
 from kquota.render import markdown, text
 from kquota.render.format import display_entity, safe_text
-from kquota.snapshot import dump_snapshot
+from kquota.snapshot.files import dump_snapshot
 
 P = "producer_byte_rate"
 

@@ -16,7 +16,7 @@ of kquota shows them (``kquota.render.format.display_entity``): control characte
 and a name that could read as structure or as the default entity (the literal ``<default>``,
 an empty name, one with ``,={}"`` or surrounding spaces) in double quotes, so no two entities
 ever print alike. ``--format json`` writes the snapshot
-contract (``kquota.snapshot``) that plan and drift read.
+contract (``kquota.snapshot.files``) that plan and drift read.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def command(
     parts = parse_entity_flags(names, defaults)
     state = describe(Target.from_options(bootstrap_server, command_config), parts, strict=strict)
     if output_format == "json":
-        from kquota.snapshot import write_snapshot
+        from kquota.snapshot.files import write_snapshot
 
         write_snapshot(state, sys.stdout.buffer)
         sys.stdout.buffer.flush()

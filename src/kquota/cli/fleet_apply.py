@@ -28,8 +28,8 @@ VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
 def _waves(
     wave_flags: tuple[str, ...], config_path: Path | None, names: list[str]
 ) -> list[PlannedWave]:
-    from kquota.config import load_config
-    from kquota.config_file import find_config
+    from kquota.config.file import find_config
+    from kquota.config.project import load_config
     from kquota.deadline import parse_duration
     from kquota.fleet.rollout import Wave, default_waves, parse_wave, plan_waves
 

@@ -48,7 +48,7 @@ class TargetingArgs:
     def inputs(self) -> list[tuple[str, Path | None]]:
         """inputs are the files these flags read, labelled for messages (an output must never
         be one of them: :func:`kquota.cli.output.refuse_inputs`)."""
-        from kquota.config_file import find_config
+        from kquota.config.file import find_config
 
         return [
             ("--snapshot", self.snapshot),
@@ -113,8 +113,8 @@ def complete_cluster(
     """complete_cluster offers the cluster names of kquota.yaml (``--config`` if given on the
     line, else ./kquota.yaml) that start with what is typed; nothing if there is none or it
     does not load (completion never prints an error into the shell)."""
-    from kquota.config import load_config
-    from kquota.config_file import find_config
+    from kquota.config.file import find_config
+    from kquota.config.project import load_config
 
     given = ctx.params.get("config_path")
     path = Path(given) if given else find_config()

@@ -17,7 +17,7 @@ from kquota.fleet.layout import FleetCluster, discover
 from kquota.plan.planner import plan as local_plan
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
-from kquota.snapshot import read_snapshot_any
+from kquota.snapshot.files import read_snapshot_any
 
 # Fork is cheapest where it exists (the parent has imported the planner already).
 _START = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -142,7 +142,7 @@ class LocalFleetEngine:
         from kquota import deadline
         from kquota.desired.loader import load_desired
         from kquota.fleet.resolve import resolve_local
-        from kquota.snapshot import read_snapshot_any
+        from kquota.snapshot.files import read_snapshot_any
 
         results: dict[str, list[Effective]] = {}
         with deadline.interrupting():

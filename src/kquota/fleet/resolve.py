@@ -114,7 +114,7 @@ def resolve_spark(
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType
 
-    from kquota.snapshot_rows import row_key
+    from kquota.snapshot.rows import row_key
 
     spark = rows.sparkSession
     cand_rows = [

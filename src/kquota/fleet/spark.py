@@ -3,7 +3,7 @@
 It is a translation of the local planner, not a second design:
 
 1. normalise desired states and snapshots to rows ``(cluster, entity, key, value)``
-   (:mod:`kquota.snapshot_rows`); YAML and JSON are parsed on the executors with the same
+   (:mod:`kquota.snapshot.rows`); YAML and JSON are parsed on the executors with the same
    loaders the local engine uses, Parquet snapshots are read by Spark itself;
 2. full outer join on ``(cluster, entity, key)``;
 3. classify every row with a ``when(...)`` chain generated from
@@ -44,7 +44,7 @@ from kquota.plan.planner import alteration_of, finish_plan
 from kquota.plan.policy import Policy
 from kquota.plan.rules import FACT_NAMES, RULES, Outcome
 from kquota.plan.types import IgnoreReason, Op, Plan
-from kquota.snapshot_rows import entity_of
+from kquota.snapshot.rows import entity_of
 
 _ERROR_KEY = "\x00error"
 _JOB_GROUPS = itertools.count(1)
@@ -56,7 +56,7 @@ def _desired_partition(
     """_desired_partition parses one cluster's files (one partition) with the local loader."""
     from kquota.desired.loader import load_desired_data
     from kquota.fleet.spark_fs import display_name
-    from kquota.snapshot_rows import state_rows
+    from kquota.snapshot.rows import state_rows
 
     rank = {location: i for i, location in enumerate(order)}
     files = sorted(items, key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
@@ -70,8 +70,8 @@ def _desired_partition(
 
 def _snapshot_rows(item: tuple[str, bytes]) -> Iterator[tuple[str, str, str, float | None]]:
     from kquota.fleet.spark_fs import display_name
-    from kquota.snapshot import parse_snapshot
-    from kquota.snapshot_rows import state_rows
+    from kquota.snapshot.files import parse_snapshot
+    from kquota.snapshot.rows import state_rows
 
     location, data = item
     cluster = posixpath.splitext(posixpath.basename(location))[0]
@@ -435,7 +435,7 @@ def _canonical_ip_key(key: str) -> str | None:
     """_canonical_ip_key is the entity key of an ip entity's canonical spelling, or None
     when the name is canonical already (or not an ip literal)."""
     from kquota.names import canonical_ip
-    from kquota.snapshot_rows import row_key
+    from kquota.snapshot.rows import row_key
 
     parts = entity_of(key).parts
     name = parts[0][1] if len(parts) == 1 and parts[0][0] == IP else None

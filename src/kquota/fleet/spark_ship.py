@@ -37,8 +37,8 @@ EXECUTOR_PACKAGES = (
 # What executor-side code imports first: a probe that imports these has covered the rest.
 EXECUTOR_ENTRY_MODULES = (
     "kquota.desired.loader",
-    "kquota.snapshot",
-    "kquota.snapshot_rows",
+    "kquota.snapshot.files",
+    "kquota.snapshot.rows",
     "kquota.fleet.resolve",
     "kquota.plan.policy",
 )

@@ -13,8 +13,8 @@ import random
 from pathlib import Path
 
 from kquota.model import Entity, QuotaState, sorted_entities
-from kquota.snapshot import dump_snapshot
-from kquota.snapshot_rows import row_key
+from kquota.snapshot.files import dump_snapshot
+from kquota.snapshot.rows import row_key
 
 _CLIENT_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
 
@@ -109,7 +109,7 @@ def write_fleet(
         write_desired_yaml(desired, root / name / "quotas.yaml")
         fmt = formats[c % len(formats)]
         if fmt == "parquet":
-            from kquota.snapshot_parquet import write_parquet_snapshot
+            from kquota.snapshot.parquet import write_parquet_snapshot
 
             write_parquet_snapshot(
                 snapshot, snapshots / f"{name}.parquet", cluster=name, cluster_id=None,

@@ -93,7 +93,7 @@ def validate_desired(
     config = None if config is None else check.path(config, "validate_desired: config")
     if paths:
         return (_validate(paths, None),)
-    from kquota.config import find_config, load_config
+    from kquota.config.project import find_config, load_config
 
     found = config or find_config()
     if found is not None:

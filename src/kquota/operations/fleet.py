@@ -56,7 +56,7 @@ def fleet_impact(
     Snapshots are read from the local file system."""
     from kquota.fleet.layout import discover
     from kquota.operations.plan import with_impact
-    from kquota.snapshot import read_snapshot_any
+    from kquota.snapshot.files import read_snapshot_any
 
     snapshots = {c.name: c.snapshot for c in discover(run.desired_root, run.snapshots_dir)}
     return {

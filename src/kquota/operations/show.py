@@ -121,8 +121,8 @@ def _fleet_plans(summary: Path) -> list[Path]:
 def load_policy_for(config_path: Path | None, cluster: str | None) -> PolicyFor:
     """load_policy_for is the policy lookup for ``show``: the named cluster's (``--cluster``),
     else the recorded cluster's when kquota.yaml has it, else the defaults."""
-    from kquota.config import load_config
-    from kquota.config_file import find_config
+    from kquota.config.file import find_config
+    from kquota.config.project import load_config
 
     path = config_path or find_config()
     if config_path is not None and not config_path.exists():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kquota.config import ConfigError, find_config, load_config
+from kquota.config.project import ConfigError, find_config, load_config
 from kquota.model import Entity
 
 GOOD = """\

@@ -14,20 +14,20 @@ import jsonschema
 import pytest
 import yaml
 
-from kquota.config import ConfigError, load_config
-from kquota.config_schema import json_schema
+from kquota.config.project import ConfigError, load_config
+from kquota.config.schema import json_schema
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "kquota-config.schema.json"
 PAGE = ROOT / "docs" / "kquota-yaml.md"
 
 
 def test_the_committed_schema_is_the_generated_one() -> None:
     assert json.loads(COMMITTED.read_text(encoding="utf-8")) == json_schema(), (
-        "regenerate: python -m kquota.config_schema > docs/kquota-config.schema.json"
+        "regenerate: python -m kquota.config.schema > docs/kquota-config.schema.json"
     )
     out = subprocess.run(
-        [sys.executable, "-m", "kquota.config_schema"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "kquota.config.schema"], capture_output=True, text=True, check=True
     ).stdout
     assert json.loads(out) == json_schema()
 

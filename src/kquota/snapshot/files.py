@@ -381,7 +381,7 @@ def write_snapshot(
 def read_snapshot_any(path: Path) -> QuotaState:
     """read_snapshot_any reads JSON / JSON Lines, or the Parquet ``kquota snapshot`` writes."""
     if path.suffix == ".parquet":
-        from kquota.snapshot_parquet import read_parquet_snapshot
+        from kquota.snapshot.parquet import read_parquet_snapshot
 
         return read_parquet_snapshot(path)
     return read_snapshot(path)

@@ -1,8 +1,9 @@
-"""The JSON Schema of ``kquota.yaml``, generated from its pydantic models (:mod:`kquota.config`)
-with a description for every field, for editors (yaml-language-server) and CI.
+"""The JSON Schema of ``kquota.yaml``, generated from its pydantic models
+(:mod:`kquota.config.project`) with a description for every field, for editors
+(yaml-language-server) and CI.
 
-``python -m kquota.config_schema > docs/kquota-config.schema.json`` writes the committed copy;
-tests/test_config_schema.py holds the two equal and the reference page
+``python -m kquota.config.schema > docs/kquota-config.schema.json`` writes the committed copy;
+tests/config/test_config_schema.py holds the two equal and the reference page
 (docs/kquota-yaml.md) to the same fields.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kquota.config import ProjectConfig
+from kquota.config.project import ProjectConfig
 
 _ENTITY_MATCH = {
     "type": "object",

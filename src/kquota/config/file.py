@@ -1,4 +1,4 @@
-"""Where kquota.yaml is looked for: apart from :mod:`kquota.config` (pydantic models), so a
+"""Where kquota.yaml is looked for: apart from :mod:`kquota.config.project` (pydantic models), so a
 command run without a kquota.yaml never imports pydantic (about 0.4 s of start-up)."""
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kquota.snapshot as snapshot_module
+import kquota.snapshot.files as snapshot_module
 from kquota.model import Entity, QuotaState
-from kquota.snapshot import (
+from kquota.snapshot.files import (
     SnapshotError,
     dump_snapshot,
     parse_snapshot,
@@ -256,7 +256,7 @@ def test_entry_lines_of_shared_and_whole_number_values() -> None:
 def test_the_entry_by_entry_reader_keeps_the_recorded_cluster(tmp_path: Path) -> None:
     # A saved plan made from a kquota snapshot records its cluster and id from this meta.
     from kquota.model import Entity
-    from kquota.snapshot import dump_snapshot, read_snapshot_and_meta
+    from kquota.snapshot.files import dump_snapshot, read_snapshot_and_meta
 
     path = tmp_path / "s.json"
     meta = {"cluster": "c1", "cluster_id": "id-1", "captured_at": "2026-01-01T00:00:00+00:00"}

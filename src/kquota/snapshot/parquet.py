@@ -1,7 +1,7 @@
 """Snapshots as Parquet: one row per (cluster, entity, key, value), with cluster id and time.
 
 Columns: ``cluster``, ``cluster_id``, ``captured_at`` (UTC ISO-8601), ``entity`` (canonical
-string, see :mod:`kquota.snapshot_rows`; the join key), ``entity_types`` (``user,client-id``),
+string, see :mod:`kquota.snapshot.rows`; the join key), ``entity_types`` (``user,client-id``),
 ``user``, ``client_id``, ``ip`` (names for querying; null for absent *or* default, which is why
 ``entity`` is the key), ``key``, ``value`` (double: the exact IEEE 754 value from the wire).
 Written with pyarrow (the ``spark`` extra), read by Spark natively or by pyarrow here.
@@ -14,7 +14,7 @@ from typing import Any
 
 from kquota.errors import KquotaError
 from kquota.model import CLIENT_ID, IP, USER, QuotaState, sorted_entities
-from kquota.snapshot_rows import entity_of, row_key
+from kquota.snapshot.rows import entity_of, row_key
 
 
 def _pyarrow() -> Any:

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from kquota.config_file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
-from kquota.config_file import find_config as find_config  # re-exported
+from kquota.config.file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
+from kquota.config.file import find_config as find_config  # re-exported
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_text
 from kquota.model import ENTITY_TYPES
