@@ -28,6 +28,7 @@ import click
 
 from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
 from kquota.cli.examples import EXAMPLES
+from kquota.cli.options import format_option
 from kquota.cli.timeout_option import timeout_option
 from kquota.operations.describe import describe
 from kquota.render.describe import render_text
@@ -37,13 +38,10 @@ from kquota.target import Target
 @click.command("describe", epilog=EXAMPLES["describe"])
 @connect_options
 @entity_options
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text as kafka-client-quotas shows it; json is the snapshot file format.",
+@format_option(
+    ["text", "json"],
+    "text as kafka-client-quotas shows it; json is the snapshot file format.",
+    dest="output_format",
 )
 @click.option(
     "--strict",

@@ -18,6 +18,7 @@ from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import (
     TargetingArgs,
     echo_warnings,
+    format_option,
     load_desired_quotas,
     targeting_options,
 )
@@ -53,13 +54,9 @@ def _check(prepared: tuple[Target, LoadedDesired], prune: bool | None) -> DriftR
     default=None,
     help="Count undeclared in-scope entities as drift (default: the cluster's policy).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown", "prometheus"]),
-    default="text",
-    show_default=True,
-    help="Report format; prometheus writes a node-exporter textfile (with --out).",
+@format_option(
+    ["text", "json", "markdown", "prometheus"],
+    "Report format; prometheus writes a node-exporter textfile (with --out).",
 )
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
 @click.option("--publish-topic", help="Also publish each report as an event to this topic.")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kquota.cli.examples import EXAMPLES
+from kquota.cli.options import format_option
 from kquota.cli.timeout_option import (
     MAX_TIMEOUT,
     MIN_TIMEOUT,
@@ -89,14 +90,7 @@ def _waves(
     show_default=True,
     help=duration_help("Per cluster, as for apply:", VERIFY_TIMEOUT),
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="The rollout report's format.",
-)
+@format_option(["text", "json", "markdown"], "The rollout report's format.")
 @timeout_option("fleet")
 def apply_cmd(
     plans_dir: Path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kquota.cli.examples import EXAMPLES
-from kquota.cli.options import TargetingArgs, live_targeting_options
+from kquota.cli.options import TargetingArgs, format_option, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.model import Entity
@@ -36,14 +36,7 @@ def parse_entity(text: str) -> Entity:
     metavar="TYPE=NAME[,TYPE=NAME]",
     help="Every change to this entity, e.g. 'user=alice,client-id=<default>'.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option(["text", "json"], "Output format.")
 @timeout_option("history")
 def command(where: TargetingArgs, audit_topic: str | None, entity: str | None, fmt: str) -> None:
     """List the applies recorded on the audit topic, or every change to one entity."""

@@ -1,9 +1,10 @@
-"""Targeting flags shared by plan, resolve, export, apply, drift and snapshot.
+"""Flags shared by several commands: targeting, and ``--format``.
 
 ``--snapshot FILE``, ``--bootstrap-server HOST:PORT``, ``--command-config FILE``,
 ``--cluster NAME`` and ``--config PATH`` are collected into one :class:`TargetingArgs` and
 resolved into a :class:`kquota.target.Target` (which documents what each one means and how
-they combine). This module only parses flags and prints warnings; the work is in
+they combine). :func:`format_option` is the one ``--format`` flag; each command passes its own
+choices and help. This module only parses flags and prints warnings; the work is in
 :mod:`kquota.operations`.
 """
 
@@ -105,6 +106,23 @@ def _with_targeting(f: F, *, offline: bool) -> F:
         ),
     ]
     return option_group("where", TargetingArgs, options)(f)
+
+
+PLAN_FORMAT_HELP = "text for a terminal, json (the plan contract), markdown for a pull request."
+
+
+def format_option(
+    choices: Sequence[str],
+    help: str,
+    *,
+    default: str | None = "text",
+    dest: str = "fmt",
+) -> Callable[[F], F]:
+    """format_option is ``--format`` with a command's own choices and help, received as
+    ``dest``; the default is shown in ``--help`` when there is one (``snapshot`` has none: it
+    takes the format from ``--out``'s suffix)."""
+    defaults: dict[str, Any] = {} if default is None else {"default": default, "show_default": True}
+    return click.option("--format", dest, type=click.Choice(list(choices)), help=help, **defaults)
 
 
 def complete_cluster(

@@ -19,8 +19,10 @@ from kquota.cli.connect_options import parse_principal
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.options import (
+    PLAN_FORMAT_HELP,
     TargetingArgs,
     echo_warnings,
+    format_option,
     load_desired_quotas,
     targeting_options,
 )
@@ -57,14 +59,7 @@ def _use_color() -> bool:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Save the plan (JSON contract) for review and apply.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="text for a terminal, json (the plan contract), markdown for a pull request.",
-)
+@format_option(["text", "json", "markdown"], PLAN_FORMAT_HELP)
 @click.option(
     "--force",
     is_flag=True,

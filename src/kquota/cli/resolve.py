@@ -13,7 +13,7 @@ import click
 from kquota.cli import console
 from kquota.cli.connect_options import parse_principal
 from kquota.cli.examples import EXAMPLES
-from kquota.cli.options import TargetingArgs, echo_warnings, targeting_options
+from kquota.cli.options import TargetingArgs, echo_warnings, format_option, targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.operations.desired import LoadedDesired, load_desired_state
@@ -37,14 +37,7 @@ from kquota.target import Target
     help="Resolve against desired-state YAML instead of the cluster (repeatable).",
 )
 @targeting_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option(["text", "json"], "Output format.")
 @click.option(
     "--explain",
     is_flag=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from kquota.cli.examples import EXAMPLES
-from kquota.cli.options import TargetingArgs, live_targeting_options
+from kquota.cli.options import TargetingArgs, format_option, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.plan.types import Plan
@@ -31,14 +31,7 @@ from kquota.plan.types import Plan
 )
 @click.option("--last", is_flag=True, help="Undo the latest apply recorded on the topic.")
 @click.option("--force", is_flag=True, help="Revert even keys changed since the apply.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="How to show the inverse plan.",
-)
+@format_option(["text", "json", "markdown"], "How to show the inverse plan.")
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),

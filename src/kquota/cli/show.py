@@ -14,20 +14,14 @@ from pathlib import Path
 import click
 
 from kquota.cli.examples import EXAMPLES
+from kquota.cli.options import PLAN_FORMAT_HELP, format_option
 from kquota.operations.show import ShownPlan, load_policy_for, show_plan
 from kquota.render.verdict import with_verdict
 
 
 @click.command("show", epilog=EXAMPLES["show"])
 @click.argument("plan_file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="text for a terminal, json (the plan contract), markdown for a pull request.",
-)
+@format_option(["text", "json", "markdown"], PLAN_FORMAT_HELP)
 @click.option(
     "--cluster",
     "cluster_name",

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from kquota.cli.examples import EXAMPLES
-from kquota.cli.options import TargetingArgs, live_targeting_options
+from kquota.cli.options import TargetingArgs, format_option, live_targeting_options
 from kquota.cli.output import refuse_inputs, safe_file_stem
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError, UsageError
@@ -39,7 +39,7 @@ def _write(path: Path, fmt: str, where: TargetingArgs, label_default: str | None
 @click.command("snapshot", epilog=EXAMPLES["snapshot"])
 @live_targeting_options
 @click.option("--all", "all_clusters", is_flag=True, help="Every cluster of kquota.yaml.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: from --out's suffix.")
+@format_option(FORMATS, "Default: from --out's suffix.", default=None)
 @click.option(
     "--out",
     required=True,
