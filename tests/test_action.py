@@ -277,7 +277,7 @@ def test_a_guard_stopped_plan_is_the_report_the_step_fails_and_the_plan_is_kept(
     assert outputs["changed"] == "true"
     markdown = Path(outputs["markdown"]).read_text(encoding="utf-8")
     assert markdown.startswith("> [!CAUTION]\n> **Stopped: this plan will not be applied.**")
-    assert "mass-removal guard: the desired state is empty" in markdown
+    assert "> **Mass-removal guard:** the desired state is empty" in markdown
     assert "`{user=alice}`" in markdown  # the whole plan, not one error line
     assert (tmp_path / "summary.md").read_text(encoding="utf-8") == markdown
     saved = json.loads(Path(outputs["plan-file"]).read_text(encoding="utf-8"))

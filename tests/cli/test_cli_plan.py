@@ -136,8 +136,10 @@ def test_guard_stopped_plan_has_its_verdict_first_in_every_format(repo: Path, fm
         lines = out.splitlines()
         assert lines[0] == "> [!CAUTION]"
         assert "will not be applied" in lines[1] and "`--allow-mass-removal`" in lines[1]
-        assert "mass-removal guard: the desired state is empty" in lines[4]
-        assert "### kquota plan" in out and "carol" in out
+        assert lines[2] == ">"
+        assert lines[3].startswith("> **Mass-removal guard:** the desired state is empty")
+        assert lines[4] == "" and lines[5].startswith("### kquota plan")
+        assert out.count("Mass-removal guard") == 1 and "carol" in out
 
 
 def test_principal_effects(repo: Path) -> None:

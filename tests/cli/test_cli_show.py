@@ -44,7 +44,8 @@ def test_show_puts_a_guard_stop_first(fmt: str, capsys: pytest.CaptureFixture[st
         assert len(data["alterations"]) == 14
     elif fmt == "markdown":
         assert out.startswith("> [!CAUTION]\n> **Stopped: this plan will not be applied.**")
-        assert f"> {verdict}\n" in out and "`{user=u9}`" in out
+        assert "> **Mass-removal guard:** the plan removes 11 quota values, more than " in out
+        assert out.count("Mass-removal guard") == 1 and "`{user=u9}`" in out
     else:
         assert out.startswith(f"STOPPED: {verdict}\n") and "- {user=u9}" in out
 

@@ -18,7 +18,7 @@ from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
 from kquota.render import json as render_json
 from kquota.render import markdown, text
-from kquota.render.verdict import with_verdict
+from kquota.render.verdict import json_plan
 
 P = "producer_byte_rate"
 MiB = 1024.0 * 1024
@@ -95,12 +95,13 @@ def test_the_capacity_guard_stops_with_the_verdict_first() -> None:
         "capacity guard: producer_byte_rate: known principals' quotas add up to 4.00x one "
         "broker's capacity (was 1.00x), over max_oversubscription=3"
     )
-    out = with_verdict(text.render_plan(plan), plan, "text")
-    assert out.startswith("STOPPED: capacity guard: producer_byte_rate")
+    out = text.render_plan(plan)
+    assert out.startswith(f"STOPPED: {plan.refusal}\n")
     assert "--allow-oversubscription" in out
-    md = with_verdict(markdown.render_plan(plan), plan, "markdown")
+    md = markdown.render_plan(plan)
     assert md.startswith("> [!CAUTION]") and "`--allow-oversubscription`" in md
-    data = json.loads(with_verdict(render_json.render_plan(plan), plan, "json"))
+    assert "> **Capacity guard:** producer\\_byte\\_rate: known principals" in md
+    data = json.loads(json_plan(plan))
     assert data["refusal"] == plan.refusal
     assert data["capacity"]["oversubscription_stops"] == [plan.refusal.split(": ", 1)[1]]
 

@@ -27,11 +27,12 @@ def test_markdown_verdicts_come_first_and_the_plan_is_whole() -> None:
     out = markdown.render_plan(_stopped(), verdicts=["apply refused: [click](https://x.example)"])
     doc = gfm.assert_aligned(out)
     quotes = doc.root.all("blockquote")
-    assert len(quotes) == 3 and all(q.text().strip().startswith("[!CAUTION]") for q in quotes)
-    first = quotes[0].text()
-    assert "apply refused: [click](https://x.example)" in " ".join(first.split())
-    assert "Mass-removal guard:" in quotes[1].text()
-    assert "{user=<b>ceo</b>}: lowered @team" in " ".join(quotes[2].text().split())
+    assert len(quotes) == 2 and all(q.text().strip().startswith("[!CAUTION]") for q in quotes)
+    # The guards' verdict, one block above the title; the caller's under it.
+    guards, caller = (" ".join(q.text().split()) for q in quotes)
+    assert out.index("[!CAUTION]") < out.index("### kquota plan") < out.rindex("[!CAUTION]")
+    assert "Mass-removal guard:" in guards and "{user=<b>ceo</b>}: lowered @team" in guards
+    assert "apply refused: [click](https://x.example)" in caller
     assert not {"a", "b"} & doc.root.tags()
     assert out.index("[!CAUTION]") < out.index("| | entities |")
     removals = doc.tables()[1]
@@ -40,7 +41,13 @@ def test_markdown_verdicts_come_first_and_the_plan_is_whole() -> None:
 
 def test_text_verdicts_come_first() -> None:
     lines = text.render_plan(_stopped(), verdicts=["apply refused:\nstale\x1b[2J"]).split("\n")
-    assert lines[1] == "STOPPED: apply refused:\\x0astale\\x1b[2J"
-    assert lines[2].startswith("Mass-removal guard: ")
-    assert lines[4] == "Protected principals: the plan lowers or newly imposes their quotas:"
-    assert lines.index("- {user=u0}") > 4
+    assert lines[0].startswith("STOPPED: mass-removal guard: ")
+    assert (
+        lines[1] == "STOPPED: protected principals: the plan lowers or newly imposes their quotas:"
+    )
+    assert lines[2] == "  {user=<b>ceo</b>}: lowered @team"
+    assert lines[5:7] == [
+        "kquota plan for cluster prod",
+        "STOPPED: apply refused:\\x0astale\\x1b[2J",
+    ]
+    assert lines.index("- {user=u0}") > 6

@@ -33,7 +33,7 @@ from kquota.plan.guard import GuardRefused
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
-from kquota.render.verdict import with_verdict
+from kquota.render.verdict import json_plan
 from kquota.target import Target
 
 colorize = console.by_glyph
@@ -126,9 +126,7 @@ def command(
     )
     echo_warnings(result.warnings)
     plan = result.plan
-    click.echo(
-        with_verdict(_render(plan, fmt, result.changes), plan, fmt), nl=False, color=_use_color()
-    )
+    click.echo(_render(plan, fmt, result.changes), nl=False, color=_use_color())
     if fmt == "text":
         _echo_ramp(target, plan)
     if out is not None:
@@ -157,9 +155,7 @@ def _echo_ramp(target: Target, plan: Plan) -> None:
 
 def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str:
     if fmt == "json":
-        from kquota.render.json import render_plan as render_json
-
-        return render_json(plan)
+        return json_plan(plan)
     if fmt == "markdown":
         from kquota.render.markdown import render_plan as render_markdown
 

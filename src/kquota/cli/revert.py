@@ -51,7 +51,6 @@ def command(
     from kquota.operations.revert import revert
     from kquota.planfile.writer import write_plan_file
     from kquota.render.history import revert_heading
-    from kquota.render.verdict import with_verdict
 
     if bool(plan_ids) == last:
         raise UsageError("revert needs one of --plan-id ID or --last (not both)")
@@ -69,7 +68,7 @@ def command(
     if plan.empty:
         click.echo("nothing to revert: the cluster already holds every before value")
         return
-    click.echo(with_verdict(_render(plan, fmt), plan, fmt), nl=False)
+    click.echo(_render(plan, fmt), nl=False)
     if out is not None:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
@@ -78,9 +77,9 @@ def command(
 
 def _render(plan: Plan, fmt: str) -> str:
     if fmt == "json":
-        from kquota.render.json import render_plan as render_json
+        from kquota.render.verdict import json_plan
 
-        return render_json(plan)
+        return json_plan(plan)
     if fmt == "markdown":
         from kquota.render.markdown import render_plan as render_markdown
 

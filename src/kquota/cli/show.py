@@ -16,7 +16,7 @@ import click
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import PLAN_FORMAT_HELP, format_option
 from kquota.operations.show import ShownPlan, load_policy_for, show_plan
-from kquota.render.verdict import with_verdict
+from kquota.render.verdict import json_plan
 
 
 @click.command("show", epilog=EXAMPLES["show"])
@@ -58,12 +58,11 @@ def command(plan_file: Path, fmt: str, cluster_name: str | None, config_path: Pa
 
 
 def _one(s: ShownPlan, fmt: str) -> str:
-    from kquota.render.json import render_plan as render_json
     from kquota.render.markdown import render_plan as render_markdown
     from kquota.render.text import render_plan as render_text
 
-    renderers = {"json": render_json, "markdown": render_markdown, "text": render_text}
-    return with_verdict(renderers[fmt](s.plan), s.plan, fmt)
+    renderers = {"json": json_plan, "markdown": render_markdown, "text": render_text}
+    return renderers[fmt](s.plan)
 
 
 def _fleet(shown: list[ShownPlan], fmt: str) -> str:

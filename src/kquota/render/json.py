@@ -7,6 +7,8 @@ reader accepts and ignores it (it is derived from the alterations). JSON escapes
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from kquota.plan.lookalike import lookalikes
@@ -16,6 +18,11 @@ from kquota.plan.types import ChangeKind, Plan
 
 def render_plan(plan: Plan) -> str:
     """render_plan is the plan's JSON contract, two-space indented, newline-terminated."""
+    return orjson.dumps(plan_data(plan), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def plan_data(plan: Plan) -> dict[str, Any]:
+    """plan_data is what :func:`render_plan` writes, as data."""
     data = plan.to_data()
     pairs = lookalikes(plan.alterations)
     if pairs:
@@ -26,7 +33,7 @@ def render_plan(plan: Plan) -> str:
             if d in deleted
             for c in pairs[d]
         ]
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    return data
 
 
 def render_resolution(resolution: Resolution) -> str:

@@ -1,8 +1,9 @@
 """Markdown rendering for a pull-request comment (GitHub-flavoured).
 
-Order, top to bottom: the title; the verdicts that stop the plan (a guard's, a caller's),
-as ``> [!CAUTION]`` blocks; the look-alike names (an entity removed and one created that read
-the same); the summary counts, never folded; a note when anything was left out; the
+Order, top to bottom: the verdict when a guard stops the plan (one ``> [!CAUTION]`` block,
+:mod:`kquota.render.verdict`); the title; a caller's verdicts, as caution blocks; the guards
+the operator overrode, as warnings; the look-alike names (an entity removed and one created
+that read the same); the summary counts, never folded; a note when anything was left out; the
 removals (entities deleted, then updates that remove keys), listed by name and never folded;
 the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
 alterations); with ``--impact`` the effective-quota changes grouped by change.
@@ -34,6 +35,7 @@ from kquota.plan.types import (
     SourceCount,
 )
 from kquota.render import md_escape as md
+from kquota.render import verdict
 from kquota.render.format import value_with_unit
 from kquota.render.impact_groups import ImpactGroup, group_changes
 
@@ -44,7 +46,7 @@ WRAPPER_HEADROOM = 1_000
 """What the Action adds around the rendered plan (marker, commit, run link), at most."""
 BUDGET = COMMENT_LIMIT - WRAPPER_HEADROOM
 FULL_PLAN_AT = "the JSON plan (`kquota plan --format json`)"
-PROTECTED_SHOWN = 20
+PROTECTED_SHOWN = verdict.PROTECTED_SHOWN
 
 _KIND_TITLES = {
     ChangeKind.DELETE: "to delete",
@@ -108,9 +110,9 @@ def render_plan(
     title = "### kquota plan"
     if plan.cluster:
         title += f" for cluster {md.code(plan.cluster)}"
-    head = [title, ""]
+    head = [*verdict.markdown_lines(plan), title, ""]
     head += [line for v in verdicts for line in _caution(md.text(v))]
-    head += _guards(plan)
+    head += _overridden(plan)
     if plan.controller_notes:
         from kquota.render.controllers import markdown_lines as controller_lines
 
@@ -142,38 +144,28 @@ def _caution(message: str) -> list[str]:
     return ["> [!CAUTION]", f"> {message}", ""]
 
 
-def _guards(plan: Plan) -> list[str]:
+def _overridden(plan: Plan) -> list[str]:
+    """_overridden notes each guard the operator overrode; a guard that stops the plan is in
+    the verdict (:mod:`kquota.render.verdict`) instead."""
     out: list[str] = []
-    if plan.guard_violation is not None:
+    if plan.guard_violation is not None and plan.mass_removal_allowed:
         violation = md.text(plan.guard_violation)
-        if plan.mass_removal_allowed:
-            out += [
-                "> [!WARNING]",
-                f"> **Mass-removal guard overridden** (`--allow-mass-removal`): {violation}.",
-                "",
-            ]
-        else:
-            out += _caution(
-                f"**Mass-removal guard:** {violation}. This plan will not be applied "
-                "without `--allow-mass-removal`."
-            )
+        out += [
+            "> [!WARNING]",
+            f"> **Mass-removal guard overridden** (`--allow-mass-removal`): {violation}.",
+            "",
+        ]
     impact = plan.impact
-    if impact is not None and impact.protected:
+    if impact is not None and impact.protected and impact.protected_change_allowed:
         shown = impact.protected[:PROTECTED_SHOWN]
         items = "".join(f"<br>{md.text(v)}" for v in shown)
         if len(impact.protected) > len(shown):
             items += f"<br>… and {len(impact.protected) - len(shown)} more"
-        if impact.protected_change_allowed:
-            out += [
-                "> [!WARNING]",
-                f"> **Protected-principals guard overridden** (`--allow-protected-change`):{items}",
-                "",
-            ]
-        else:
-            out += _caution(
-                "**Protected principals:** the plan lowers or newly imposes their quotas; it "
-                f"will not be applied without `--allow-protected-change`.{items}"
-            )
+        out += [
+            "> [!WARNING]",
+            f"> **Protected-principals guard overridden** (`--allow-protected-change`):{items}",
+            "",
+        ]
     return out
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 from kquota.model import Entity
 from kquota.render.format import display_entity, safe_text
@@ -75,7 +76,13 @@ def fenced(raw: str) -> str:
     """fenced is ``raw`` (several lines, e.g. a command's error output) as a fenced code
     block: each line made visible by safe_text, the fence longer than any run of backticks
     inside, so no line can close it. Nothing in a code block is markup."""
-    lines = [safe_text(line) for line in raw.rstrip("\n").split("\n")]
+    return fenced_lines(raw.rstrip("\n").split("\n"))
+
+
+def fenced_lines(items: Sequence[str]) -> str:
+    """fenced_lines is :func:`fenced` with one line per item; a newline inside an item is
+    shown (``\\x0a``), not followed."""
+    lines = [safe_text(item) for item in items]
     longest = max((len(m) for line in lines for m in _BACKTICKS.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
     return "\n".join([fence, *lines, fence]) + "\n"

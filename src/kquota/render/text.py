@@ -2,9 +2,10 @@
 
 Layout: one block per altered entity, headed by its change glyph (``+`` create, ``~`` update,
 ``-`` delete) and its KIP-546 form; under it one line per op; removals first. Then the
-totals and what was left alone; a guard's verdict comes first, right under the title; with
-``--impact``, the principals whose effective quotas change (the first
-:data:`IMPACT_LINES`), where they were found, and the protected principals' verdict. Plain
+totals and what was left alone. When a guard stops the plan, its verdict comes first, above
+the title (:mod:`kquota.render.verdict`); a guard the operator overrode is noted under the
+title. With ``--impact``, the principals whose effective quotas change (the first
+:data:`IMPACT_LINES`) and where they were found. Plain
 ASCII apart from names; colour, if any, is added by the CLI on top of this text, so the
 golden files stay the format.
 """
@@ -24,6 +25,7 @@ from kquota.plan.types import (
     PlanImpact,
     SourceCount,
 )
+from kquota.render import verdict
 from kquota.render.format import display_entity, number, safe_text, value_with_unit
 from kquota.render.impact_groups import group_changes
 
@@ -48,10 +50,9 @@ def render_plan(
     created whose names read alike are marked on both.
     """
     title = f"kquota plan for cluster {safe_text(plan.cluster)}" if plan.cluster else "kquota plan"
-    lines: list[str] = [title]
+    lines: list[str] = [*verdict.text_lines(plan), title]
     lines.extend(f"STOPPED: {safe_text(v)}" for v in verdicts)
-    lines.extend(_guard(plan))
-    lines.extend(_protected(plan.impact))
+    lines.extend(_overridden(plan))
     if plan.controller_notes:
         from kquota.render.controllers import text_lines as controller_lines
 
@@ -132,18 +133,20 @@ def _left_alone(plan: Plan) -> list[str]:
     return [f"Left alone: {', '.join(parts)}."] if parts else []
 
 
-def _guard(plan: Plan) -> list[str]:
-    if plan.guard_violation is None:
-        return []
-    if plan.mass_removal_allowed:
-        return [
-            f"Mass-removal guard overridden (--allow-mass-removal): "
-            f"{safe_text(plan.guard_violation)}.",
-        ]
-    return [
-        f"Mass-removal guard: {safe_text(plan.guard_violation)}.",
-        "This plan will not be applied; review it, then re-run with --allow-mass-removal.",
-    ]
+def _overridden(plan: Plan) -> list[str]:
+    """_overridden notes each guard the operator overrode; a guard that stops the plan is in
+    the verdict (:mod:`kquota.render.verdict`) instead."""
+    lines = []
+    if plan.guard_violation is not None and plan.mass_removal_allowed:
+        lines.append(
+            "Mass-removal guard overridden (--allow-mass-removal): "
+            f"{safe_text(plan.guard_violation)}."
+        )
+    impact = plan.impact
+    if impact is not None and impact.protected and impact.protected_change_allowed:
+        lines.append("Protected-principals guard overridden (--allow-protected-change):")
+        lines.extend(f"  {safe_text(v)}" for v in impact.protected)
+    return lines
 
 
 IMPACT_LINES = 50
@@ -186,21 +189,6 @@ def _impact(impact: PlanImpact) -> list[str]:
         lines.append(
             f"Warning: the broker runs a custom quota callback ({safe_text(impact.quota_callback)}"
             "): it may compute quotas differently from what is shown here."
-        )
-    return lines
-
-
-def _protected(impact: PlanImpact | None) -> list[str]:
-    if impact is None or not impact.protected:
-        return []
-    if impact.protected_change_allowed:
-        lines = ["Protected-principals guard overridden (--allow-protected-change):"]
-    else:
-        lines = ["Protected principals: the plan lowers or newly imposes their quotas:"]
-    lines.extend(f"  {safe_text(v)}" for v in impact.protected)
-    if not impact.protected_change_allowed:
-        lines.append(
-            "This plan will not be applied; review it, then re-run with --allow-protected-change."
         )
     return lines
 
