@@ -83,11 +83,7 @@ KNOWN: dict[tuple[str, str], str] = {
 }
 """(from module, to module): forbidden arrows that stand today, each with why."""
 
-KNOWN_CIRCLES = [
-    # The ZooKeeper mode (issue 25) borrows the launcher's process helpers, and the launcher
-    # starts ZooKeeper: the helpers go to their own module when that work is merged.
-    ["kquota.devbroker.launcher", "kquota.devbroker.zookeeper"],
-]
+KNOWN_CIRCLES: list[list[str]] = []
 """Import circles that stand today, each with why: the list only shrinks."""
 
 

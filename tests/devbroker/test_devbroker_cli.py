@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import KAFKA_VERSION
-from kquota.devbroker.launcher import BrokerInfo, _pid_alive, _port_free
+from kquota.devbroker.launcher import BrokerInfo, _port_free
 from kquota.devbroker.probe import api_versions_ok
+from kquota.devbroker.processes import pid_alive
 from kquota.devbroker.tools import kafka_configs
 
 
@@ -74,7 +75,7 @@ def test_start_status_restart_stop_leaves_nothing_running(tmp_path: Path) -> Non
         stopped = _kquota("dev-broker", "stop", "--dir", str(broker_dir))
     assert stopped.returncode == 0
     assert stopped.stdout.strip() == "stopped"
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
     for addr in (info["bootstrap_servers"], info["sasl_bootstrap_servers"]):
         assert _port_free(_port(addr))
     status = _kquota("dev-broker", "status", "--dir", str(broker_dir))

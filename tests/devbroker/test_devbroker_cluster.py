@@ -10,8 +10,9 @@ from pathlib import Path
 
 from cluster_harness import NODE_IDS, ThreeNodes
 from kquota.devbroker.cluster import clear_dir, is_cluster_dir, node_dir
-from kquota.devbroker.launcher import _pid_alive, stop_broker
+from kquota.devbroker.launcher import stop_broker
 from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
+from kquota.devbroker.processes import pid_alive
 from kquota.devbroker.tools import kafka_configs
 from kquota.kafka.admin import QuotaAdmin
 
@@ -40,7 +41,7 @@ def test_status_lists_every_node_and_each_answers(three_nodes: ThreeNodes) -> No
     assert len({n["bootstrap_server"] for n in nodes}) == 3
     assert info["pid"] == nodes[0]["pid"]
     for n in nodes:
-        assert _pid_alive(n["pid"])
+        assert pid_alive(n["pid"])
         assert describe_quotas_ok(*_host_port(n["bootstrap_server"]))
     for addr in info["sasl_bootstrap_servers"].split(","):
         assert api_versions_ok(*_host_port(addr))
@@ -76,7 +77,7 @@ def test_a_stopped_node_shows_as_down_and_start_brings_it_back(three_nodes: Thre
     started = _kquota("dev-broker", "start", "--dir", str(three_nodes.dir))
     assert started.returncode == 0, started.stderr
     nodes = json.loads(started.stdout)["nodes"]
-    assert all(n["pid"] is not None and _pid_alive(n["pid"]) for n in nodes)
+    assert all(n["pid"] is not None and pid_alive(n["pid"]) for n in nodes)
     assert nodes[2]["bootstrap_server"] == port, "a restarted node keeps its ports"
 
 

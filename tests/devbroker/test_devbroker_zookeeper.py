@@ -21,8 +21,9 @@ from cli_runner import run_kquota
 from conftest import KAFKA_VERSION
 from kquota.devbroker.cluster import start_cluster, stop_cluster
 from kquota.devbroker.jars import ZOOKEEPER_KAFKA_VERSIONS
-from kquota.devbroker.launcher import BrokerInfo, _pid_alive, _port_free
+from kquota.devbroker.launcher import BrokerInfo, _port_free
 from kquota.devbroker.probe import api_versions_ok
+from kquota.devbroker.processes import pid_alive
 from kquota.devbroker.scram import scram_login_ok
 from kquota.devbroker.tools import kafka_configs
 from kquota.devbroker.zookeeper import answers, zookeeper_pid
@@ -99,7 +100,7 @@ def test_start_restart_stop_a_zookeeper_mode_broker(tmp_path: Path) -> None:
     finally:
         stopped = _kquota("dev-broker", "stop", "--dir", str(broker_dir))
     assert stopped.stdout.strip() == "stopped"
-    assert all(pid is not None and not _pid_alive(pid) for pid in pids)
+    assert all(pid is not None and not pid_alive(pid) for pid in pids)
     for addr in (info["bootstrap_servers"], info["sasl_bootstrap_servers"]):
         assert _port_free(_port(addr))
     assert _port_free(zk_port)

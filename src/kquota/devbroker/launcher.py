@@ -11,13 +11,10 @@ its data, so quotas survive a restart (tests rely on this to restart a broker mi
 from __future__ import annotations
 
 import base64
-import contextlib
-import ctypes
 import itertools
 import json
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import time
@@ -26,6 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kquota.devbroker import processes
 from kquota.devbroker.config import SASL_MECHANISMS, Ports, logging_config, server_properties
 from kquota.devbroker.jars import (
     DEFAULT_KAFKA_VERSION,
@@ -42,11 +40,7 @@ ADMIN_USER = "admin"
 _INFO = "broker.json"
 _PID = "broker.pid"
 _SEAT = "quorum.json"
-_PR_SET_PDEATHSIG = 1
-
-# Brokers this process started: kept so the Popen is not collected while the JVM runs (it
-# would warn) and so stop_broker can reap the child it started.
-_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+_MAIN = b"kafka.Kafka"
 
 
 @dataclass(frozen=True)
@@ -140,53 +134,6 @@ def _random_cluster_id() -> str:
         cid = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode().rstrip("=")
         if not cid.startswith("-"):
             return cid
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped) counts as gone.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _is_our_broker(pid: int, broker_dir: Path) -> bool:
-    """_is_our_broker guards against a recycled pid: the process must be this dir's JVM."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return b"kafka.Kafka" in cmdline and str(broker_dir / "server.properties").encode() in cmdline
-
-
-def _running_pid(broker_dir: Path) -> int | None:
-    pid_file = broker_dir / _PID
-    if not pid_file.is_file():
-        return None
-    try:
-        pid = int(pid_file.read_text().strip())
-    except ValueError:
-        return None
-    return pid if _pid_alive(pid) and _is_our_broker(pid, broker_dir) else None
-
-
-def _tail(path: Path, lines: int = 25) -> str:
-    if not path.is_file():
-        return ""
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
-def _set_pdeathsig() -> None:
-    # Used by the test fixture: if pytest dies without cleaning up, the kernel kills the JVM.
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -344,8 +291,7 @@ def start_broker(
     log_opt = log_prop + str(broker_dir / log_name)
     if previous is None and zookeeper_connect is None:
         _format_storage(java, classpath, jars, props, cluster_id, users, log_opt, broker_dir)
-    out = open(broker_dir / "broker.out", "ab")  # noqa: SIM115 - the child owns it
-    proc = subprocess.Popen(
+    pid = processes.spawn(
         [
             java,
             f"-Xmx{heap}",
@@ -358,15 +304,10 @@ def start_broker(
             jars.broker_class,
             str(props),
         ],
-        stdin=subprocess.DEVNULL,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_set_pdeathsig if die_with_parent else None,
+        broker_dir / "broker.out",
+        broker_dir / _PID,
+        die_with_parent=die_with_parent,
     )
-    out.close()
-    _CHILDREN[proc.pid] = proc
-    (broker_dir / _PID).write_text(f"{proc.pid}\n")
     info = BrokerInfo(
         bootstrap_servers=f"127.0.0.1:{ports.plaintext}",
         sasl_bootstrap_servers=f"127.0.0.1:{ports.sasl}",
@@ -376,7 +317,7 @@ def start_broker(
         sasl_mechanisms=list(SASL_MECHANISMS),
         kafka_version=kafka_version,
         cluster_id=cluster_id,
-        pid=proc.pid,
+        pid=pid,
         dir=str(broker_dir),
         authorizer=do_authorizer,
         users=users,
@@ -538,13 +479,11 @@ def _wait_ready(pid: int, ports: Ports, timeout: float, broker_dir: Path) -> Non
         lambda: describe_quotas_ok("127.0.0.1", ports.plaintext),
     ]
     while checks:
-        if not _pid_alive(pid):
-            child = _CHILDREN.get(pid)
-            code = "" if child is None else f" with code {child.poll()}"
+        if not processes.pid_alive(pid):
             raise KquotaError(
-                f"the Kafka broker exited{code} while starting; "
+                f"the Kafka broker exited{processes.exit_note(pid)} while starting; "
                 f"last log lines ({broker_dir}):\n"
-                + (_tail(broker_dir / "server.log") or _tail(broker_dir / "broker.out"))
+                + processes.tail(broker_dir / "server.log", broker_dir / "broker.out")
             )
         if time.monotonic() > deadline:
             raise KquotaError(
@@ -576,17 +515,10 @@ def stop_broker(broker_dir: Path, *, timeout: float = 30.0) -> bool:
 
 def _stop_broker_only(broker_dir: Path, timeout: float) -> bool:
     pid = _running_pid(broker_dir)
-    if pid is None:
-        (broker_dir / _PID).unlink(missing_ok=True)
-        return False
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _pid_alive(pid) and time.monotonic() < deadline:
-        _reap(pid)
-        time.sleep(0.1)
-    _kill_group(broker_dir, pid)
-    return True
+    if pid is not None:
+        processes.stop_group(pid, timeout)
+    (broker_dir / _PID).unlink(missing_ok=True)
+    return pid is not None
 
 
 def kill_broker(broker_dir: Path) -> bool:
@@ -596,25 +528,13 @@ def kill_broker(broker_dir: Path) -> bool:
     pid = _running_pid(broker_dir)
     if pid is None:
         return False
-    _kill_group(broker_dir, pid)
+    processes.kill_group(pid)
+    (broker_dir / _PID).unlink(missing_ok=True)
     return True
 
 
-def _kill_group(broker_dir: Path, pid: int) -> None:
-    """_kill_group SIGKILLs the broker's process group unless it is gone already, waits
-    until it is, and removes its pid file."""
-    if _pid_alive(pid):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
-        while _pid_alive(pid):
-            _reap(pid)
-            time.sleep(0.05)
-    _reap(pid)
-    (broker_dir / _PID).unlink(missing_ok=True)
-
-
-def _reap(pid: int) -> None:
-    # The broker is our child when the same process started it (tests): reap the zombie.
-    child = _CHILDREN.get(pid)
-    if child is not None and child.poll() is not None:
-        del _CHILDREN[pid]
+def _running_pid(broker_dir: Path) -> int | None:
+    """_running_pid is the broker JVM of ``broker_dir``, if it runs."""
+    return processes.running_pid(
+        broker_dir / _PID, _MAIN, str(broker_dir / "server.properties").encode()
+    )

@@ -9,16 +9,12 @@ valid and the quotas kept under ``/config`` survive.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import socket
-import subprocess
 import time
 from pathlib import Path
 
+from kquota.devbroker import processes
 from kquota.devbroker.config import logging_config
-from kquota.devbroker.launcher import _CHILDREN, _pid_alive, _reap, _set_pdeathsig, _tail
 from kquota.errors import KquotaError
 
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -26,22 +22,9 @@ _PID = "zookeeper.pid"
 _CFG = "zoo.cfg"
 
 
-def _is_ours(pid: int, zk_dir: Path) -> bool:
-    """_is_ours guards against a recycled pid: the process must be this directory's server."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return MAIN_CLASS.encode() in cmdline and str(zk_dir / _CFG).encode() in cmdline
-
-
 def zookeeper_pid(zk_dir: Path) -> int | None:
     """zookeeper_pid is the running server of ``zk_dir``, or None."""
-    try:
-        pid = int((zk_dir / _PID).read_text().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if _pid_alive(pid) and _is_ours(pid, zk_dir) else None
+    return processes.running_pid(zk_dir / _PID, MAIN_CLASS.encode(), str(zk_dir / _CFG).encode())
 
 
 def zookeeper_port(zk_dir: Path) -> int | None:
@@ -90,8 +73,7 @@ def start_zookeeper(
     # Kafka 3.x's classpath logs through log4j 1 (reload4j), as a 3.x broker does.
     log_name, log_body, log_prop = logging_config(3, zk_dir / "zookeeper.log")
     (zk_dir / log_name).write_text(log_body)
-    out = open(zk_dir / "zookeeper.out", "ab")  # noqa: SIM115 - the child owns it
-    proc = subprocess.Popen(
+    pid = processes.spawn(
         [
             java,
             "-Xmx128m",
@@ -103,21 +85,16 @@ def start_zookeeper(
             MAIN_CLASS,
             str(zk_dir / _CFG),
         ],
-        stdin=subprocess.DEVNULL,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_set_pdeathsig if die_with_parent else None,
+        zk_dir / "zookeeper.out",
+        zk_dir / _PID,
+        die_with_parent=die_with_parent,
     )
-    out.close()
-    _CHILDREN[proc.pid] = proc
-    (zk_dir / _PID).write_text(f"{proc.pid}\n")
     try:
-        _wait_ready(proc.pid, port, timeout, zk_dir)
+        _wait_ready(pid, port, timeout, zk_dir)
     except BaseException:
         stop_zookeeper(zk_dir)
         raise
-    return proc.pid
+    return pid
 
 
 def answers(port: int, timeout: float = 2.0) -> bool:
@@ -137,10 +114,11 @@ def answers(port: int, timeout: float = 2.0) -> bool:
 def _wait_ready(pid: int, port: int, timeout: float, zk_dir: Path) -> None:
     deadline = time.monotonic() + timeout
     while not answers(port):
-        if not _pid_alive(pid):
+        if not processes.pid_alive(pid):
             raise KquotaError(
-                f"ZooKeeper exited while starting; last log lines ({zk_dir}):\n"
-                + (_tail(zk_dir / "zookeeper.log") or _tail(zk_dir / "zookeeper.out"))
+                f"ZooKeeper exited{processes.exit_note(pid)} while starting; last log lines "
+                f"({zk_dir}):\n"
+                + processes.tail(zk_dir / "zookeeper.log", zk_dir / "zookeeper.out")
             )
         if time.monotonic() > deadline:
             raise KquotaError(f"ZooKeeper did not answer within {timeout:.0f}s; see {zk_dir}")
@@ -152,21 +130,7 @@ def stop_zookeeper(zk_dir: Path, *, timeout: float = 30.0) -> bool:
     group); True if one was running."""
     zk_dir = zk_dir.resolve()
     pid = zookeeper_pid(zk_dir)
-    if pid is None:
-        (zk_dir / _PID).unlink(missing_ok=True)
-        return False
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _pid_alive(pid) and time.monotonic() < deadline:
-        _reap(pid)
-        time.sleep(0.1)
-    if _pid_alive(pid):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
-        while _pid_alive(pid):
-            _reap(pid)
-            time.sleep(0.05)
-    _reap(pid)
+    if pid is not None:
+        processes.stop_group(pid, timeout)
     (zk_dir / _PID).unlink(missing_ok=True)
-    return True
+    return pid is not None

@@ -1,0 +1,128 @@
+"""The background JVMs of the dev broker (brokers and their ZooKeeper): start, find, stop.
+
+Each JVM runs in a session of its own, so stopping it signals its whole process group and no
+child is left behind. Its pid is kept in a file beside its data; a pid read back is trusted
+only while the process is alive and its command line names that directory (a pid can be
+recycled). :data:`CHILDREN` holds the processes this Python process started, so their
+``Popen`` is not collected while the JVM runs (it would warn) and their zombies are reaped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+
+CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+"""The JVMs this process started, by pid."""
+
+
+def pid_alive(pid: int) -> bool:
+    """pid_alive: ``pid`` runs (a zombie, exited and not yet reaped, counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def running_pid(pid_file: Path, *cmdline: bytes) -> int | None:
+    """running_pid is the pid in ``pid_file`` if that process is alive and its command line
+    holds every word of ``cmdline`` (the main class, its config file); else None."""
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if not pid_alive(pid):
+        return None
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    return pid if all(w in words for w in cmdline) else None
+
+
+def spawn(argv: Sequence[str], out: Path, pid_file: Path, *, die_with_parent: bool) -> int:
+    """spawn starts ``argv`` in a session of its own, its output appended to ``out``, records
+    its pid in ``pid_file`` and returns it. ``die_with_parent``: the kernel kills it if this
+    process dies (test fixtures: no JVM outlives a killed pytest)."""
+    with open(out, "ab") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=set_pdeathsig if die_with_parent else None,
+        )
+    CHILDREN[proc.pid] = proc
+    pid_file.write_text(f"{proc.pid}\n")
+    return proc.pid
+
+
+def exit_note(pid: int) -> str:
+    """exit_note is `` with code N`` for a child of ours that has exited, else empty."""
+    child = CHILDREN.get(pid)
+    return "" if child is None else f" with code {child.poll()}"
+
+
+def stop_group(pid: int, timeout: float) -> None:
+    """stop_group stops ``pid``'s process group: SIGTERM (a JVM's shutdown hooks run), then
+    SIGKILL if it lingers past ``timeout`` seconds; it returns once the process is gone."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        reap(pid)
+        time.sleep(0.1)
+    kill_group(pid)
+
+
+def kill_group(pid: int) -> None:
+    """kill_group SIGKILLs ``pid``'s process group unless it is gone already, and returns
+    once it is."""
+    if pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        while pid_alive(pid):
+            reap(pid)
+            time.sleep(0.05)
+    reap(pid)
+
+
+def reap(pid: int) -> None:
+    """reap collects ``pid``'s exit status if it is a child of ours that has exited, so it
+    does not linger as a zombie."""
+    child = CHILDREN.get(pid)
+    if child is not None and child.poll() is not None:
+        del CHILDREN[pid]
+
+
+def tail(*logs: Path, lines: int = 25) -> str:
+    """tail is the last ``lines`` of the first of ``logs`` that has any (the JVM's own log,
+    then its captured output), or empty."""
+    for log in logs:
+        if log.is_file():
+            text = "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+            if text:
+                return text
+    return ""
+
+
+def set_pdeathsig() -> None:
+    """set_pdeathsig, run in a child before it executes: SIGKILL it when its parent dies."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -1,0 +1,71 @@
+"""The dev broker's process helpers (devbroker.processes), with real child processes: a
+stop takes the whole process group, a JVM that ignores SIGTERM is killed after the grace
+time, and a pid file is trusted only for the process it names."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kquota.devbroker import processes
+from polling import assert_eventually
+
+# A stand-in for a JVM: it writes its child's pid, ignores SIGTERM when asked, and waits.
+CHILD = """
+import signal, subprocess, sys, time
+if sys.argv[2] == "stubborn":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+open(sys.argv[1], "w").write(str(grandchild.pid))
+time.sleep(600)
+"""
+
+
+def _spawn(tmp_path: Path, mode: str) -> tuple[int, Path]:
+    script = tmp_path / "jvm.py"
+    script.write_text(CHILD)
+    grandchild = tmp_path / f"grandchild-{mode}"
+    argv = [sys.executable, str(script), str(grandchild), mode]
+    pid = processes.spawn(argv, tmp_path / "out", tmp_path / "x.pid", die_with_parent=True)
+    assert_eventually(lambda: grandchild.is_file() and grandchild.read_text())
+    return pid, grandchild
+
+
+def test_stop_takes_the_whole_group_and_reaps_the_child(tmp_path: Path) -> None:
+    pid, grandchild = _spawn(tmp_path, "polite")
+    assert (tmp_path / "x.pid").read_text() == f"{pid}\n" and pid in processes.CHILDREN
+    processes.stop_group(pid, timeout=60)
+    assert not processes.pid_alive(pid) and pid not in processes.CHILDREN
+    assert_eventually(lambda: not processes.pid_alive(int(grandchild.read_text())))
+
+
+def test_a_process_that_ignores_sigterm_is_killed_after_the_grace_time(tmp_path: Path) -> None:
+    pid, grandchild = _spawn(tmp_path, "stubborn")
+    processes.stop_group(pid, timeout=0.5)
+    assert not processes.pid_alive(pid) and pid not in processes.CHILDREN
+    assert processes.exit_note(pid) == ""
+    assert_eventually(lambda: not processes.pid_alive(int(grandchild.read_text())))
+
+
+def test_a_pid_file_is_trusted_only_for_the_process_it_names(tmp_path: Path) -> None:
+    pid, _ = _spawn(tmp_path, "polite")
+    pid_file = tmp_path / "x.pid"
+    try:
+        script = str(tmp_path / "jvm.py").encode()
+        assert processes.running_pid(pid_file, script, b"polite") == pid
+        # A recycled pid: alive, but not this directory's process.
+        assert processes.running_pid(pid_file, script, b"stubborn") is None
+    finally:
+        processes.kill_group(pid)
+    assert processes.running_pid(pid_file, script) is None  # gone
+    pid_file.write_text("not a pid\n")
+    assert processes.running_pid(pid_file) is None
+    assert processes.running_pid(tmp_path / "missing.pid") is None
+
+
+def test_tail_reads_the_first_log_that_has_lines(tmp_path: Path) -> None:
+    (tmp_path / "empty.log").write_text("")
+    (tmp_path / "out").write_text("".join(f"line {i}\n" for i in range(40)))
+    text = processes.tail(tmp_path / "missing.log", tmp_path / "empty.log", tmp_path / "out")
+    assert text.splitlines() == [f"line {i}" for i in range(15, 40)]
+    assert processes.tail(tmp_path / "missing.log") == ""
