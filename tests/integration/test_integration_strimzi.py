@@ -6,53 +6,27 @@ on its classpath); ``plan`` names the callback and the Cluster Operator's remova
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from callback_classes import broker_with_callback
 from cli_runner import run_kquota
-from conftest import KAFKA_VERSION
-from kquota.devbroker.jars import KafkaJars, find_java
-from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
+from kquota.devbroker.launcher import BrokerInfo
 from kquota.plan.controllers import ENFORCES_NOTHING, STATIC_QUOTA_CALLBACK
 
 pytestmark = pytest.mark.integration
 
-HERE = Path(__file__).resolve().parent
 P = "producer_byte_rate"
-
-
-def _compile(out: Path) -> Path:
-    jars = KafkaJars.resolve(KAFKA_VERSION)
-    javac = str(Path(find_java()).resolve().with_name("javac"))
-    classes = out / "classes"
-    source = HERE / "strimzi_callback" / "StaticQuotaCallback.java"
-    subprocess.run(
-        [javac, "-d", str(classes), "-cp", jars.classpath, str(source)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return classes
 
 
 @pytest.fixture(scope="module")
 def strimzi_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
-    broker_dir = tmp_path_factory.mktemp("kafka-broker-strimzi")
-    classes = _compile(broker_dir)
-    info = start_broker(
-        broker_dir,
-        kafka_version=KAFKA_VERSION,
-        die_with_parent=True,
-        extra_properties={"client.quota.callback.class": STATIC_QUOTA_CALLBACK},
-        extra_classpath=(classes,),
-    )
-    try:
+    with broker_with_callback(
+        tmp_path_factory.mktemp("kafka-broker-strimzi"), STATIC_QUOTA_CALLBACK
+    ) as info:
         yield info
-    finally:
-        stop_broker(broker_dir)
 
 
 def test_plan_names_strimzi_and_its_callback(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +23,11 @@ from confluent_kafka.admin import (
 )
 
 from acls import add_user, create_topic, sasl_properties
+from callback_classes import TENANT as CALLBACK_CLASS
+from callback_classes import broker_with_callback
 from cli_runner import run_kquota
 from conftest import KAFKA_VERSION
-from kquota.devbroker.jars import KafkaJars, find_java
-from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
+from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAdmin
 from kquota.kafka.config import ClientConfig
 from kquota.plan.resolver import Principal
@@ -38,8 +38,6 @@ from polling import eventually
 pytestmark = pytest.mark.integration
 
 T = secrets.token_hex(3)
-HERE = Path(__file__).resolve().parent
-CALLBACK_CLASS = "kquota.testing.TenantQuotaCallback"
 
 
 def _admin_as(broker: BrokerInfo, user: str) -> QuotaAdmin:
@@ -215,42 +213,12 @@ def test_a_broker_without_authorizer_says_it_has_no_acls(kafka_broker: BrokerInf
 # ---- a broker running a quota callback of our own ---------------------------------------------
 
 
-def _compile_callback(out: Path) -> Path:
-    """_compile_callback builds TenantQuotaCallback.java against the broker's own jars."""
-    jars = KafkaJars.resolve(KAFKA_VERSION)
-    javac = str(Path(find_java()).resolve().with_name("javac"))
-    classes = out / "classes"
-    subprocess.run(
-        [
-            javac,
-            "-d",
-            str(classes),
-            "-cp",
-            jars.classpath,
-            str(HERE / "quota_callback" / "TenantQuotaCallback.java"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return classes
-
-
 @pytest.fixture(scope="module")
 def callback_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
-    broker_dir = tmp_path_factory.mktemp("kafka-broker-callback")
-    classes = _compile_callback(broker_dir)
-    info = start_broker(
-        broker_dir,
-        kafka_version=KAFKA_VERSION,
-        die_with_parent=True,
-        extra_properties={"client.quota.callback.class": CALLBACK_CLASS},
-        extra_classpath=(classes,),
-    )
-    try:
+    with broker_with_callback(
+        tmp_path_factory.mktemp("kafka-broker-callback"), CALLBACK_CLASS
+    ) as info:
         yield info
-    finally:
-        stop_broker(broker_dir)
 
 
 def test_a_custom_quota_callback_is_recognised(callback_broker: BrokerInfo) -> None:

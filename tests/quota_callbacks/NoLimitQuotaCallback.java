@@ -1,4 +1,4 @@
-package io.strimzi.kafka.quotas;
+package kquota.testing;
 
 import java.util.Map;
 import org.apache.kafka.common.Cluster;
@@ -8,15 +8,15 @@ import org.apache.kafka.server.quota.ClientQuotaEntity;
 import org.apache.kafka.server.quota.ClientQuotaType;
 
 /**
- * A stand-in written for kquota's tests under the class name Strimzi's quota plugin uses
- * (not Strimzi's code): like that plugin it ignores per-entity quotas and applies one
- * broker-wide limit, here none. kquota only needs a broker that names this class in
- * client.quota.callback.class, as a Strimzi-built broker running the plugin does.
+ * NoLimitQuotaCallback is the skeleton of kquota's test quota callbacks: it limits no client
+ * and ignores the quotas it is told about, and says on standard output (the broker's log)
+ * that it was configured, so a test can tell the broker loaded it. A subclass only chooses
+ * how clients share metrics (here each client has none of its own).
  */
-public final class StaticQuotaCallback implements ClientQuotaCallback {
+public abstract class NoLimitQuotaCallback implements ClientQuotaCallback {
     @Override
     public void configure(Map<String, ?> configs) {
-        System.out.println("StaticQuotaCallback stand-in configured");
+        System.out.println(getClass().getSimpleName() + " configured");
     }
 
     @Override
