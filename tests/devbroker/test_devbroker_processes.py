@@ -7,7 +7,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from kquota.devbroker import processes
+from kquota.errors import KquotaError
 from polling import assert_eventually
 
 # A stand-in for a JVM: it writes its child's pid, ignores SIGTERM when asked, and waits.
@@ -43,7 +46,6 @@ def test_a_process_that_ignores_sigterm_is_killed_after_the_grace_time(tmp_path:
     pid, grandchild = _spawn(tmp_path, "stubborn")
     processes.stop_group(pid, timeout=0.5)
     assert not processes.pid_alive(pid) and pid not in processes.CHILDREN
-    assert processes.exit_note(pid) == ""
     assert_eventually(lambda: not processes.pid_alive(int(grandchild.read_text())))
 
 
@@ -69,3 +71,47 @@ def test_tail_reads_the_first_log_that_has_lines(tmp_path: Path) -> None:
     text = processes.tail(tmp_path / "missing.log", tmp_path / "empty.log", tmp_path / "out")
     assert text.splitlines() == [f"line {i}" for i in range(15, 40)]
     assert processes.tail(tmp_path / "missing.log") == ""
+
+
+def test_await_ready_returns_once_every_check_has_passed(tmp_path: Path) -> None:
+    pid, _ = _spawn(tmp_path, "polite")
+    try:
+        asked: list[int] = []
+
+        def first() -> bool:
+            asked.append(1)
+            return len(asked) > 2
+
+        def second() -> bool:
+            asked.append(2)
+            return True
+
+        logs = (tmp_path / "out",)
+        processes.await_ready(pid, [first, second], timeout=600, name="the JVM", logs=logs)
+        assert asked == [1, 1, 1, 2]  # in order, each until it passes
+    finally:
+        processes.stop_group(pid, timeout=60)
+
+
+def test_await_ready_names_an_exit_and_shows_the_log(tmp_path: Path) -> None:
+    argv = [sys.executable, "-c", "print('no such port'); raise SystemExit(3)"]
+    pid = processes.spawn(argv, tmp_path / "out", tmp_path / "x.pid", die_with_parent=True)
+    logs = (tmp_path / "server.log", tmp_path / "out")
+    with pytest.raises(KquotaError) as e:
+        processes.await_ready(pid, [lambda: False], timeout=600, name="the JVM", logs=logs)
+    assert str(e.value) == (
+        f"the JVM exited with code 3 while starting; last log lines ({tmp_path}):\nno such port"
+    )
+    processes.reap(pid)
+    assert pid not in processes.CHILDREN
+
+
+def test_await_ready_gives_up_at_the_timeout(tmp_path: Path) -> None:
+    pid, _ = _spawn(tmp_path, "polite")
+    try:
+        logs = (tmp_path / "out",)
+        with pytest.raises(KquotaError) as e:
+            processes.await_ready(pid, [lambda: False], timeout=0.3, name="the JVM", logs=logs)
+        assert str(e.value) == f"the JVM did not answer within 0s; see {tmp_path / 'out'}"
+    finally:
+        processes.stop_group(pid, timeout=60)

@@ -18,7 +18,6 @@ import secrets
 import socket
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -472,28 +471,17 @@ def _format_storage(
 
 
 def _wait_ready(pid: int, ports: Ports, timeout: float, broker_dir: Path) -> None:
-    deadline = time.monotonic() + timeout
-    checks: list[Callable[[], bool]] = [
-        lambda: api_versions_ok("127.0.0.1", ports.plaintext),
-        lambda: api_versions_ok("127.0.0.1", ports.sasl),
-        lambda: describe_quotas_ok("127.0.0.1", ports.plaintext),
-    ]
-    while checks:
-        if not processes.pid_alive(pid):
-            raise KquotaError(
-                f"the Kafka broker exited{processes.exit_note(pid)} while starting; "
-                f"last log lines ({broker_dir}):\n"
-                + processes.tail(broker_dir / "server.log", broker_dir / "broker.out")
-            )
-        if time.monotonic() > deadline:
-            raise KquotaError(
-                f"the Kafka broker did not answer within {timeout:.0f}s; "
-                f"see {broker_dir}/server.log"
-            )
-        if checks[0]():
-            checks.pop(0)
-        else:
-            time.sleep(0.2)
+    processes.await_ready(
+        pid,
+        [
+            lambda: api_versions_ok("127.0.0.1", ports.plaintext),
+            lambda: api_versions_ok("127.0.0.1", ports.sasl),
+            lambda: describe_quotas_ok("127.0.0.1", ports.plaintext),
+        ],
+        timeout=timeout,
+        name="the Kafka broker",
+        logs=(broker_dir / "server.log", broker_dir / "broker.out"),
+    )
 
 
 def stop_broker(broker_dir: Path, *, timeout: float = 30.0) -> bool:

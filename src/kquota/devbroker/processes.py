@@ -15,8 +15,10 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from kquota.errors import KquotaError
 
 _PR_SET_PDEATHSIG = 1
 
@@ -73,8 +75,34 @@ def spawn(argv: Sequence[str], out: Path, pid_file: Path, *, die_with_parent: bo
     return proc.pid
 
 
-def exit_note(pid: int) -> str:
-    """exit_note is `` with code N`` for a child of ours that has exited, else empty."""
+def await_ready(
+    pid: int,
+    checks: Sequence[Callable[[], bool]],
+    *,
+    timeout: float,
+    name: str,
+    logs: Sequence[Path],
+) -> None:
+    """await_ready polls ``checks`` in order until each has passed once. KquotaError if
+    process ``pid`` (``name`` in the message) exits first, with the last lines of the first of
+    ``logs`` that has any, or if ``timeout`` seconds pass (naming ``logs[0]``)."""
+    deadline = time.monotonic() + timeout
+    left = list(checks)
+    while left:
+        if not pid_alive(pid):
+            raise KquotaError(
+                f"{name} exited{_exit_note(pid)} while starting; last log lines "
+                f"({logs[0].parent}):\n" + tail(*logs)
+            )
+        if time.monotonic() > deadline:
+            raise KquotaError(f"{name} did not answer within {timeout:.0f}s; see {logs[0]}")
+        if left[0]():
+            left.pop(0)
+        else:
+            time.sleep(0.2)
+
+
+def _exit_note(pid: int) -> str:
     child = CHILDREN.get(pid)
     return "" if child is None else f" with code {child.poll()}"
 

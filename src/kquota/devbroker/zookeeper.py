@@ -10,12 +10,10 @@ valid and the quotas kept under ``/config`` survive.
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 
 from kquota.devbroker import processes
 from kquota.devbroker.config import logging_config
-from kquota.errors import KquotaError
 
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
 _PID = "zookeeper.pid"
@@ -90,7 +88,10 @@ def start_zookeeper(
         die_with_parent=die_with_parent,
     )
     try:
-        _wait_ready(pid, port, timeout, zk_dir)
+        logs = (zk_dir / "zookeeper.log", zk_dir / "zookeeper.out")
+        processes.await_ready(
+            pid, [lambda: answers(port)], timeout=timeout, name="ZooKeeper", logs=logs
+        )
     except BaseException:
         stop_zookeeper(zk_dir)
         raise
@@ -109,20 +110,6 @@ def answers(port: int, timeout: float = 2.0) -> bool:
     except OSError:
         return False
     return reply.startswith(b"Zookeeper version")
-
-
-def _wait_ready(pid: int, port: int, timeout: float, zk_dir: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while not answers(port):
-        if not processes.pid_alive(pid):
-            raise KquotaError(
-                f"ZooKeeper exited{processes.exit_note(pid)} while starting; last log lines "
-                f"({zk_dir}):\n"
-                + processes.tail(zk_dir / "zookeeper.log", zk_dir / "zookeeper.out")
-            )
-        if time.monotonic() > deadline:
-            raise KquotaError(f"ZooKeeper did not answer within {timeout:.0f}s; see {zk_dir}")
-        time.sleep(0.2)
 
 
 def stop_zookeeper(zk_dir: Path, *, timeout: float = 30.0) -> bool:
