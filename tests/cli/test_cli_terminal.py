@@ -8,7 +8,6 @@ moves per response) on a terminal only; -v's one line per phase, also in a pipe;
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from kquota import progress
 from kquota.cli import waiting
 from kquota.devbroker.launcher import BrokerInfo
+from terminal import on_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gitops-repo"
@@ -38,29 +38,8 @@ def _on_terminal(
 ) -> tuple[int, str, str]:
     """kquota ARGV with standard output (and standard error, if ``stderr_tty``) on a
     pseudo-terminal; returns the exit code, the terminal's bytes and a piped stderr."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kquota", *argv],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower if stderr_tty else subprocess.PIPE,
-        env=env,
-    )
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the other end closed: the process ended
-            break
-        if not chunk:
-            break
-        seen += chunk
-    err = proc.stderr.read().decode() if proc.stderr is not None else ""
-    code = proc.wait(120)
-    os.close(leader)
-    return code, seen.decode(errors="replace"), err
+    cmd = [sys.executable, "-m", "kquota", *argv]
+    return on_terminal(cmd, cwd=cwd, env=env, stderr_tty=stderr_tty)
 
 
 def _piped(argv: list[str], *, env: dict[str, str], cwd: Path = ROOT) -> tuple[int, str, str]:

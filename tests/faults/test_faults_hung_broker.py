@@ -26,6 +26,7 @@ from kquota.apply.lease import UNCONFIRMED_RELEASE, apply_lease
 from kquota.audit import producer_config
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.kafka.admin import QuotaAdmin
+from terminal import on_terminal
 
 pytestmark = pytest.mark.integration
 
@@ -152,27 +153,9 @@ def test_on_a_terminal_a_waiting_indicator_names_the_wait(
     tmp_path: Path, hung_broker: BrokerInfo
 ) -> None:
     _repo(tmp_path, hung_broker, "p-", 1)
-    leader, follower = pty.openpty()
+    cmd = [sys.executable, "-m", "kquota.cli.main", "drift", "--timeout", "5s"]
     with _Stopped(hung_broker.pid):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kquota.cli.main", "drift", "--timeout", "5s"],
-            cwd=tmp_path,
-            stdout=subprocess.DEVNULL,
-            stderr=follower,
-        )
-        os.close(follower)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # the other end closed: the process ended
-                break
-            if not chunk:
-                break
-            seen += chunk
-        code = proc.wait(30)
-    os.close(leader)
-    text = seen.decode(errors="replace")
+        code, text, _ = on_terminal(cmd, cwd=tmp_path, stdout_tty=False, timeout=30)
     assert code == 1
     # The first frame shows after a second's wait (later on a loaded machine: any count).
     assert re.search(r"waiting \d+ s for ", text), text
