@@ -5,7 +5,7 @@ the broker enforces them (both travel through the metadata log)."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
@@ -23,6 +23,8 @@ from confluent_kafka.admin import (
 )
 
 from kquota.devbroker.launcher import BrokerInfo
+
+_B = TypeVar("_B", AclBinding, AclBindingFilter)
 
 
 def sasl_properties(broker: BrokerInfo, user: str, password: str) -> dict[str, str]:
@@ -71,17 +73,7 @@ def allow(
     resource: tuple[ResourceType, str] = (ResourceType.BROKER, "kafka-cluster"),
 ) -> None:
     """allow adds an ALLOW ACL for User:USER (default resource: the cluster)."""
-    binding = AclBinding(
-        resource[0],
-        resource[1],
-        ResourcePatternType.LITERAL,
-        f"User:{user}",
-        "*",
-        operation,
-        AclPermissionType.ALLOW,
-    )
-    admin = _admin(broker)
-    _wait(admin.create_acls([binding]))
+    _wait(_admin(broker).create_acls([_allowed(AclBinding, user, operation, resource)]))
 
 
 def revoke(
@@ -91,7 +83,14 @@ def revoke(
     resource: tuple[ResourceType, str],
 ) -> None:
     """revoke deletes the ALLOW ACL that :func:`allow` made."""
-    binding = AclBindingFilter(
+    _wait(_admin(broker).delete_acls([_allowed(AclBindingFilter, user, operation, resource)]))
+
+
+def _allowed(
+    kind: type[_B], user: str, operation: AclOperation, resource: tuple[ResourceType, str]
+) -> _B:
+    """_allowed is the ALLOW ACL (a binding, or the filter that finds it) of User:USER."""
+    return kind(
         resource[0],
         resource[1],
         ResourcePatternType.LITERAL,
@@ -100,8 +99,6 @@ def revoke(
         operation,
         AclPermissionType.ALLOW,
     )
-    admin = _admin(broker)
-    _wait(admin.delete_acls([binding]))
 
 
 def create_topic(broker: BrokerInfo, topic: str) -> None:

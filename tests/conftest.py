@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,51 +43,51 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
 signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
 
 
-def _start(dir_: Path, **kwargs: object) -> BrokerInfo:
+@contextmanager
+def _running(dir_: Path, **kwargs: object) -> Iterator[BrokerInfo]:
+    """_running: a broker of the session's version and mode in ``dir_``, stopped after."""
     try:
         KafkaJars.resolve(KAFKA_VERSION)
     except MissingToolError as e:
         pytest.fail(f"a real Kafka broker is required and cannot be started: {e}", pytrace=False)
-    return start_broker(
+    info = start_broker(
         dir_,
         kafka_version=KAFKA_VERSION,
         die_with_parent=True,
         zookeeper=ZOOKEEPER,
         **kwargs,  # type: ignore[arg-type]
     )
+    try:
+        yield info
+    finally:
+        stop_broker(dir_)
 
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
     """A running KRaft broker (PLAINTEXT + SASL_PLAINTEXT) shared by the whole session."""
-    broker_dir = tmp_path_factory.mktemp("kafka-broker")
-    info = _start(broker_dir, extra_users={"alice": "alice-secret"})
-    try:
+    with _running(
+        tmp_path_factory.mktemp("kafka-broker"), extra_users={"alice": "alice-secret"}
+    ) as info:
         yield info
-    finally:
-        stop_broker(broker_dir)
 
 
 @pytest.fixture(scope="session")
 def kafka_broker_with_authorizer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
     """A second broker with StandardAuthorizer: ``admin`` is super user, ``alice`` has no ACLs."""
-    broker_dir = tmp_path_factory.mktemp("kafka-broker-acl")
-    info = _start(broker_dir, authorizer=True, extra_users={"alice": "alice-secret"})
-    try:
+    with _running(
+        tmp_path_factory.mktemp("kafka-broker-acl"),
+        authorizer=True,
+        extra_users={"alice": "alice-secret"},
+    ) as info:
         yield info
-    finally:
-        stop_broker(broker_dir)
 
 
 @pytest.fixture(scope="session")
 def kafka_broker_tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
     """A broker that also has SSL (client certificate required) and SASL_SSL listeners."""
-    broker_dir = tmp_path_factory.mktemp("kafka-broker-tls")
-    info = _start(broker_dir, tls=True)
-    try:
+    with _running(tmp_path_factory.mktemp("kafka-broker-tls"), tls=True) as info:
         yield info
-    finally:
-        stop_broker(broker_dir)
 
 
 @pytest.fixture(scope="session")
