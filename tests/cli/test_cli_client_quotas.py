@@ -60,21 +60,20 @@ def server(kafka_broker: BrokerInfo) -> str:
 
 
 @pytest.mark.integration
-def test_kip_describe_matches_other_types_too(
-    server: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("golden", "argv"),
+    [
+        # describe matches other entity types too; resolve names each value's source
+        ("kip546_describe.txt", ["--describe", "--names=client-id=my-client"]),
+        ("kip546_resolve.txt", ["--resolve", "--names=user=user-one,client-id=my-client"]),
+    ],
+    ids=["describe", "resolve"],
+)
+def test_kip_examples_print_as_the_kip_shows(
+    server: str, golden: str, argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    expected = (GOLDEN / "kip546_describe.txt").read_text()
-    argv = [server, "--describe", "--names=client-id=my-client"]
-    assert until(argv, capsys, expected) == expected
-
-
-@pytest.mark.integration
-def test_kip_resolve_names_each_value_source(
-    server: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    expected = (GOLDEN / "kip546_resolve.txt").read_text()
-    argv = [server, "--resolve", "--names=user=user-one,client-id=my-client"]
-    assert until(argv, capsys, expected) == expected
+    expected = (GOLDEN / golden).read_text()
+    assert until([server, *argv], capsys, expected) == expected
 
 
 @pytest.mark.integration
