@@ -73,7 +73,8 @@ def allow(
     resource: tuple[ResourceType, str] = (ResourceType.BROKER, "kafka-cluster"),
 ) -> None:
     """allow adds an ALLOW ACL for User:USER (default resource: the cluster)."""
-    _wait(_admin(broker).create_acls([_allowed(AclBinding, user, operation, resource)]))
+    admin = _admin(broker)  # held while its futures run: a collected client cancels them
+    _wait(admin.create_acls([_allowed(AclBinding, user, operation, resource)]))
 
 
 def revoke(
@@ -83,7 +84,8 @@ def revoke(
     resource: tuple[ResourceType, str],
 ) -> None:
     """revoke deletes the ALLOW ACL that :func:`allow` made."""
-    _wait(_admin(broker).delete_acls([_allowed(AclBindingFilter, user, operation, resource)]))
+    admin = _admin(broker)
+    _wait(admin.delete_acls([_allowed(AclBindingFilter, user, operation, resource)]))
 
 
 def _allowed(
