@@ -11,16 +11,18 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 import pytest
 
 from cli_runner import run_kquota
 from kquota.kafka.admin import QuotaAdmin
-from kquota.model import Entity
+from kquota.model import Entity, QuotaState
+
+T = TypeVar("T")
 
 HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
 EMPTY_SNAPSHOT = '{"format_version": 1, "entries": []}'
@@ -28,6 +30,8 @@ EMPTY_SNAPSHOT = '{"format_version": 1, "entries": []}'
 
 def desired_yaml(entries: Sequence[str]) -> str:
     """desired_yaml is a desired-state file of ``entries`` (each one flow-style quota)."""
+    if not entries:
+        return HEADER.replace("quotas:\n", "quotas: []\n")
     return HEADER + "".join(f"  - {e}\n" for e in entries)
 
 
@@ -79,6 +83,23 @@ def read_until(stream: IO[str] | None, marker: str, seen: list[str]) -> str:
         seen.append(line)
         if marker in line:
             return line
+
+
+def watch(bootstrap: str, read: Callable[[QuotaState], T], proc: subprocess.Popen[str]) -> list[T]:
+    """watch reads the broker every 50 ms with a client of its own while ``proc`` runs, and
+    returns each distinct value of ``read`` in the order seen: what the cluster showed, step
+    by step, not what the process reported."""
+    seen: list[T] = []
+    with QuotaAdmin(bootstrap) as admin:
+        ends = time.monotonic() + 180
+        while time.monotonic() < ends:
+            now = read(admin.describe_all())
+            if not seen or seen[-1] != now:
+                seen.append(now)
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+    return seen
 
 
 @contextlib.contextmanager
@@ -171,6 +192,29 @@ class Fleet:
     APPLY = ("fleet", "apply", "plans", "--desired", "desired", "--auto-approve")
 
 
+def project(
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    bootstrap: str,
+    capsys: pytest.CaptureFixture[str],
+    letter: str,
+    *,
+    audit_partitions: int = 0,
+) -> Project:
+    """project is a fresh one-cluster project in ``root`` (the working directory from now),
+    its users prefixed uniquely (``letter`` + random), with an audit topic of that many
+    partitions created on the broker (0: none)."""
+    import secrets
+
+    prefix = f"{letter}{secrets.token_hex(3)}-"
+    topic = None
+    if audit_partitions:
+        topic = f"audit-{prefix}t"
+        create_topic(bootstrap, topic, audit_partitions)
+    monkeypatch.chdir(root)
+    return Project(root, prefix, bootstrap, capsys, topic)
+
+
 @dataclass
 class Project:
     """Project is a one-cluster project (``local``) whose desired state is ``quotas/``."""
@@ -184,14 +228,14 @@ class Project:
     def configure(self, policy: Mapping[str, str]) -> None:
         audit = f"    audit_topic: {self.topic}\n" if self.topic else ""
         body = ", ".join(f"{k}: {v}" for k, v in policy.items())
+        rules = f"    policy: {{{body}}}\n" if policy else ""
         (self.root / "quotas").mkdir(exist_ok=True)
         (self.root / "kquota.yaml").write_text(
             "clusters:\n"
             "  local:\n"
             f"    kafka: {{bootstrap.servers: '{self.bootstrap}'}}\n"
             "    desired: [quotas]\n"
-            f"{audit}"
-            f"    policy: {{{body}}}\n"
+            f"{audit}{rules}"
         )
 
     def write(self, entries: Sequence[str]) -> None:
