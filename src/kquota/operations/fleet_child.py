@@ -25,26 +25,7 @@ from pathlib import Path
 from typing import Any
 
 RESULT_VERSION = 1
-
-
-def job(
-    request: Any, cluster: str, plan_id: str, seconds: float, label: str, result: Path
-) -> dict[str, Any]:
-    """job is the JSON a cluster's process reads on stdin (``request``: the fleet request)."""
-    return {
-        "cluster": cluster,
-        "plan_id": plan_id,
-        "plans_dir": str(request.plans_dir.resolve()),
-        "desired_root": str(request.desired_root.resolve()),
-        "config_path": str(request.config_path.resolve()) if request.config_path else None,
-        "prune": request.prune,
-        "allow_mass_removal": request.allow_mass_removal,
-        "audit_topic": request.audit_topic,
-        "verify_timeout": request.verify_timeout,
-        "deadline_seconds": seconds,
-        "deadline_label": label,
-        "result": str(result),
-    }
+"""The result's ``format_version`` (the job is :func:`kquota.operations.fleet_parallel.job`)."""
 
 
 def _die_with(parent: int) -> None:

@@ -48,7 +48,6 @@ from typing import IO, Any
 from kquota import deadline
 from kquota.deadline import DEFAULT_TIMEOUTS, format_duration
 from kquota.fleet.rollout import COMMITTED, DONE, FAILED, UNCHANGED, ClusterOutcome
-from kquota.operations.fleet_child import job
 from kquota.render.format import safe_text
 
 GRACE = 45.0
@@ -71,6 +70,27 @@ class _Child:
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=_TAIL))
     terminated_at: float | None = None
     killed: bool = False
+
+
+def job(
+    request: Any, cluster: str, plan_id: str, seconds: float, label: str, result: Path
+) -> dict[str, Any]:
+    """job is the JSON a cluster's process (:mod:`kquota.operations.fleet_child`) reads on
+    stdin (``request``: the fleet request)."""
+    return {
+        "cluster": cluster,
+        "plan_id": plan_id,
+        "plans_dir": str(request.plans_dir.resolve()),
+        "desired_root": str(request.desired_root.resolve()),
+        "config_path": str(request.config_path.resolve()) if request.config_path else None,
+        "prune": request.prune,
+        "allow_mass_removal": request.allow_mass_removal,
+        "audit_topic": request.audit_topic,
+        "verify_timeout": request.verify_timeout,
+        "deadline_seconds": seconds,
+        "deadline_label": label,
+        "result": str(result),
+    }
 
 
 def _read(name: str, stream: IO[bytes], lines: queue.Queue[tuple[str, str]]) -> None:
