@@ -280,3 +280,31 @@ def test_the_first_failure_in_a_parallel_wave_starts_nothing_more_and_resume_com
     assert "| 2 | `eu-2` | committed | done in an earlier run |" in out
     assert fleet.quota("eu-1") == {"producer_byte_rate": 3001.0}
     assert fleet.quota("eu-3") == {"producer_byte_rate": 3003.0}
+
+
+def test_sigterm_stops_a_wave_of_one_at_a_time_with_a_report(
+    fleet: Fleet, kafka_broker: BrokerInfo
+) -> None:
+    """One cluster at a time runs in the rollout's own process: SIGTERM (a cancelled CI job)
+    stops the apply in flight as Ctrl-C does, and the rollout still reports and can resume."""
+    p = f"t{_tag()}-"
+    one = kafka_broker.bootstrap_servers
+    fleet.clusters = {"solo": Cluster(one, f"{p}s", 4000), "zulu": Cluster(one, f"{p}z", 4001)}
+    fleet.write()
+    fleet.plan()
+    progress: list[str] = []
+    with ended(kquota_process([*fleet.APPLY, "--timeout", "120s"])) as proc, lease_held(one):
+        read_until(proc.stderr, "waiting for the apply lease", progress)
+        proc.send_signal(signal.SIGTERM)
+        out, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 143, out + "".join(progress) + rest
+    assert (
+        "wave 1  solo  failed: interrupted by SIGTERM before committing; nothing was written" in out
+    )
+    assert "wave 2  zulu  not attempted" in out
+    assert "rollout stopped: interrupted by SIGTERM in wave 1; 0 of 2 clusters done" in out
+    assert "resume with: kquota fleet apply plans --desired desired --resume" in out
+    assert fleet.quota("solo") == {}
+    code, out, err = fleet.kquota(*fleet.APPLY, "--resume")
+    assert code == 0, out + err
+    assert fleet.quota("zulu") == {"producer_byte_rate": 4001.0}
