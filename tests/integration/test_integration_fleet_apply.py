@@ -308,3 +308,39 @@ def test_sigterm_stops_a_wave_of_one_at_a_time_with_a_report(
     code, out, err = fleet.kquota(*fleet.APPLY, "--resume")
     assert code == 0, out + err
     assert fleet.quota("zulu") == {"producer_byte_rate": 4001.0}
+
+
+def test_a_hung_broker_ends_its_own_apply_at_the_deadline_and_the_other_completes(
+    fleet: Fleet, kafka_broker: BrokerInfo, second_broker: BrokerInfo
+) -> None:
+    """eu-1's broker is hung (SIGSTOP: the port accepts, nothing answers) while its wave runs
+    side by side with eu-2: eu-1's apply ends at its own deadline, saying what it waited on,
+    eu-2 is committed, and once the broker answers again --resume completes eu-1."""
+    import os
+
+    p = f"h{_tag()}-"
+    fleet.clusters = {
+        "eu-1": Cluster(second_broker.bootstrap_servers, f"{p}e1", 5001),
+        "eu-2": Cluster(kafka_broker.bootstrap_servers, f"{p}e2", 5002),
+    }
+    fleet.write()
+    fleet.plan()
+    argv = [*fleet.APPLY, "--wave", "eu-*:2", "--format", "json"]
+    os.kill(second_broker.pid, signal.SIGSTOP)
+    try:
+        code, out, err = fleet.kquota(*argv, "--timeout", "30s")
+    finally:
+        os.kill(second_broker.pid, signal.SIGCONT)
+    assert code == 1, out + err
+    report = json.loads(out)
+    by_name = {c["cluster"]: c for c in report["clusters"]}
+    assert by_name["eu-2"]["status"] == "committed"
+    assert by_name["eu-1"]["status"] == "failed"
+    assert "the --timeout 30s deadline ran out" in by_name["eu-1"]["detail"]
+    assert "waiting for" in by_name["eu-1"]["detail"]  # what it was waiting on is named
+    assert report["stopped"] == "eu-1 (wave 1) failed"
+    assert fleet.quota("eu-2") == {"producer_byte_rate": 5002.0}
+
+    code, out, err = fleet.kquota(*argv, "--resume", "--timeout", "120s")
+    assert code == 0, out + err
+    assert fleet.quota("eu-1") == {"producer_byte_rate": 5001.0}
