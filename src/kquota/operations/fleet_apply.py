@@ -48,12 +48,12 @@ from kquota.fleet.rollout import (
     PlannedWave,
 )
 from kquota.operations.apply import ApplyHooks, ApplyResult
-
-if TYPE_CHECKING:
-    from kquota.apply.applier import ApplyReport
 from kquota.plan.types import Plan
 from kquota.render.format import display_entity, safe_text
 from kquota.target import Target
+
+if TYPE_CHECKING:
+    from kquota.apply.applier import ApplyReport
 
 RECORD = "fleet-apply.json"
 

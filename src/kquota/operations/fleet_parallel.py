@@ -115,8 +115,10 @@ def _start(
         start_new_session=True,  # the terminal's Ctrl-C reaches the driver only
     )
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(json.dumps(data).encode())
-    proc.stdin.close()
+    # A process that died at once: no result, and the report says its outcome is unknown.
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.write(json.dumps(data).encode())
+        proc.stdin.close()
     reader = threading.Thread(target=_read, args=(outcome.cluster, proc.stdout, lines), daemon=True)
     reader.start()
     return _Child(outcome, proc, result, reader)
@@ -224,7 +226,14 @@ def apply_side_by_side(
         while waiting or running:
             while waiting and not failed and not received and len(running) < parallel:
                 outcome = waiting.pop(0)
-                running[outcome.cluster] = _start(request, outcome, Path(tmp), lines)
+                try:
+                    running[outcome.cluster] = _start(request, outcome, Path(tmp), lines)
+                except OSError as e:  # no process (the system's limits): nothing was written
+                    outcome.status = FAILED
+                    outcome.detail = f"cannot start its apply process: {e}; nothing was written"
+                    finished(outcome)
+                    failed = True
+                    break
                 progress(f"  {outcome.cluster}: applying ({len(running)} of {parallel} at once)")
             if failed or received:
                 waiting.clear()  # the first failure (or a signal) starts nothing more
