@@ -21,6 +21,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,8 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
         verify_timeout=data["verify_timeout"],
     )
     outcome = ClusterOutcome(name, 0, data["plan_id"])
-    with signals_stop_apply(), deadline.bounded(data["deadline_seconds"], data["deadline_label"]):
+    seconds = min(data["deadline_seconds"], data["deadline_at"] - time.monotonic())
+    with signals_stop_apply(), deadline.bounded(max(seconds, 0.001), data["deadline_label"]):
         try:
             reviewed = reviewed_plans(request, [name])[name]
         except KquotaError as e:

@@ -90,6 +90,9 @@ def job(
         "audit_topic": request.audit_topic,
         "verify_timeout": request.verify_timeout,
         "deadline_seconds": seconds,
+        # The monotonic clock is the machine's, shared by its processes (Linux, macOS,
+        # Windows): the process's deadline ends when the driver's does, its start-up included.
+        "deadline_at": time.monotonic() + seconds,
         "deadline_label": label,
         "result": str(result),
     }
