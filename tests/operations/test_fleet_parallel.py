@@ -95,3 +95,28 @@ def test_the_first_failure_starts_nothing_more(
     assert "  eu-2: applying (2 of 2 at once)" in lines
     assert not any("eu-3" in line for line in lines)
     assert "eu-1" in pending[0].detail and "without a result" not in pending[0].detail
+
+
+def test_a_cluster_process_refuses_a_plan_file_changed_since_the_driver_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    from kquota.operations.fleet_child import run
+    from kquota.operations.fleet_parallel import job
+    from rollout_kit import Cluster, Fleet
+
+    monkeypatch.chdir(tmp_path)
+    fleet = Fleet(tmp_path, capsys)
+    fleet.clusters = {"solo": Cluster("127.0.0.1:1", "u", 10)}  # port 1: never reached
+    fleet.write()
+    fleet.plan()
+    request = FleetApplyRequest(tmp_path / "plans", tmp_path / "desired", ())
+    data = job(request, "solo", "0123456789abcdef", 60.0, "--timeout 1m", tmp_path / "r.json")
+    assert data["deadline_at"] > time.monotonic()
+    result = run(data)
+    assert result["status"] == FAILED and result["signal"] is None
+    assert result["detail"] == (
+        "solo: its plan file changed since the rollout read it; nothing was written (plan the "
+        "fleet again and review the new plans)"
+    )
