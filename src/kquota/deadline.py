@@ -12,7 +12,11 @@ and the terminal's waiting indicator (:mod:`kquota.cli.waiting`) both name it.
 Deadlines nest: :func:`bounded` narrows the current one (verification inside apply), and
 ``cap=False`` grants a short grace past an expired one (settling the batch that was in flight
 when apply's deadline ran out). The stack is process-wide on purpose: commands run one at a
-time, and threading a deadline argument through every layer would touch every caller.
+time, and threading a deadline argument through every layer would touch every caller. Work
+that must run side by side with deadlines of its own (the clusters of a fleet wave) runs in
+processes of its own, each under its own stack (:mod:`kquota.operations.fleet_parallel`):
+SIGINT, which stops an apply, reaches a process's main thread only, so threads could share
+neither the deadline nor the stop.
 """
 
 from __future__ import annotations

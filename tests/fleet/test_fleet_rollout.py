@@ -83,3 +83,37 @@ def test_the_report_says_what_was_done_and_how_to_resume_in_every_format() -> No
     assert table.column("status") == ["committed", "failed", "not attempted"]
     assert "<a " not in doc.html  # no link, however the name and the message are written
     assert "<code>@here</code>" in doc.html  # a mention is held in a code span
+
+
+def test_an_interrupted_rollout_reports_every_cluster_and_output_stays_inert() -> None:
+    waves = (PlannedWave(1, Wave(("*",), 2), ("a", "b", "c")),)
+    report = FleetApplyReport(Path("plans"), waves)
+    report.clusters = [
+        ClusterOutcome(
+            "a",
+            1,
+            "id-a",
+            "failed",
+            "committed 3 of 5 entities; 2 not attempted; interrupted by SIGINT",
+        ),
+        ClusterOutcome(
+            "b",
+            1,
+            "id-b",
+            "failed",
+            "its apply process was killed without a result: what it committed is unknown; "
+            "its last output: <script>x</script> | [y](https://e.example) @team",
+        ),
+        ClusterOutcome("c", 1, "id-c"),
+    ]
+    report.stopped, report.signal = "interrupted by SIGINT in wave 1", 2
+    text = render_text(report)
+    assert "rollout stopped: interrupted by SIGINT in wave 1; 0 of 3 clusters done" in text
+    assert "wave 1  c  not attempted" in text
+    data = json.loads(render_json(report))
+    assert "signal" not in data["clusters"][0]  # the record's format is unchanged
+    doc = assert_aligned(render_markdown(report))
+    (table,) = doc.tables()
+    assert table.column("status") == ["failed", "failed", "not attempted"]
+    assert "<script>" not in doc.html and "<a " not in doc.html
+    assert "<code>@team</code>" in doc.html

@@ -1,29 +1,41 @@
-"""kquota fleet apply against real brokers: waves, a failure that stops the rollout, resume.
+"""kquota fleet apply against real brokers: waves, a failure that stops the rollout, resume,
+and the clusters of a wave applied side by side.
 
-Two dev brokers (the session's and one more, one node each): ``canary`` and ``eu-2`` are two
-kquota.yaml clusters on the session broker (each owns its own users), ``eu-1`` is the second
-broker, whose audit topic is missing at first, so its apply refuses before committing.
+Two dev brokers (the session's and one more, one node each) hold the fleet's kquota.yaml
+clusters; several clusters may share a broker, each owning its own users (and then its apply
+lease: two clusters on one broker take turns). Faults are real: an audit topic that does not
+exist, a quota changed by another client, a broker's apply lease held by another (the test).
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-import time
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_runner import run_kquota
 from conftest import KAFKA_VERSION, KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
 from kquota.model import Entity
+from polling import assert_eventually
+from rollout_kit import (
+    Cluster,
+    Fleet,
+    create_topic,
+    desired_yaml,
+    ended,
+    kquota_process,
+    lease_held,
+    lease_log,
+    read_until,
+    user_quota,
+)
 
 pytestmark = pytest.mark.integration
-
-HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
 
 
 @pytest.fixture(scope="module")
@@ -36,67 +48,42 @@ def second_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerIn
         stop_broker(broker_dir)
 
 
-def _create_topic(bootstrap: str, topic: str) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(topic, num_partitions=1)]).values():
-        f.result(timeout=30)
-    # Created is not yet served: wait (bounded) until the broker's metadata lists it.
-    for _ in range(300):
-        if topic in admin.list_topics(timeout=10).topics:
-            return
-        time.sleep(0.1)
+@pytest.fixture()
+def fleet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Fleet:
+    monkeypatch.chdir(tmp_path)
+    return Fleet(tmp_path, capsys)
 
 
-def _quota(bootstrap: str, user: str) -> dict[str, float]:
-    with QuotaAdmin(bootstrap) as admin:
-        return dict(admin.describe_all().get(Entity.of({"user": user}), {}))
+def _tag() -> str:
+    return secrets.token_hex(3)
 
 
 def test_fleet_apply_stops_at_the_failing_wave_and_resume_completes_it(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    fleet: Fleet,
     kafka_broker: BrokerInfo,
     second_broker: BrokerInfo,
-    capsys: pytest.CaptureFixture[str],
     kafka_configs_tool: KafkaConfigsTool,
 ) -> None:
-    p = f"f{secrets.token_hex(3)}-"
+    p = f"f{_tag()}-"
     one, two = kafka_broker.bootstrap_servers, second_broker.bootstrap_servers
     audit_one, audit_two = f"audit-{p}1", f"audit-{p}2"
-    _create_topic(one, audit_one)  # eu-1's topic (on the second broker) is missing
-    monkeypatch.chdir(tmp_path)
-    users = {"canary": f"{p}c", "eu-1": f"{p}e1", "eu-2": f"{p}e2"}
-    for i, (cluster, user) in enumerate(users.items()):
-        (tmp_path / "desired" / cluster).mkdir(parents=True)
-        (tmp_path / "desired" / cluster / "main.yaml").write_text(
-            HEADER + f"  - {{match: {{user: {user}}}, set: {{producer_byte_rate: {1000 + i}}}}}\n"
-        )
-    (tmp_path / "snapshots").mkdir()
-    for cluster in users:
-        (tmp_path / "snapshots" / f"{cluster}.json").write_text(
-            '{"format_version": 1, "entries": []}'
-        )
-    (tmp_path / "kquota.yaml").write_text(
-        "clusters:\n"
-        f"  canary: {{kafka: {{bootstrap.servers: '{one}'}}, audit_topic: {audit_one}}}\n"
-        f"  eu-1: {{kafka: {{bootstrap.servers: '{two}'}}, audit_topic: {audit_two}}}\n"
-        f"  eu-2: {{kafka: {{bootstrap.servers: '{one}'}}, audit_topic: {audit_one}}}\n"
+    create_topic(one, audit_one)  # eu-1's topic (on the second broker) is missing
+    fleet.clusters = {
+        "canary": Cluster(one, f"{p}c", 1000, audit_one),
+        "eu-1": Cluster(two, f"{p}e1", 1001, audit_two),
+        "eu-2": Cluster(one, f"{p}e2", 1002, audit_one),
+    }
+    fleet.write(
         "rollout:\n"
         "  - {clusters: [canary]}\n"
-        "  - {clusters: ['eu-*'], max_parallel: 2}\n"
+        "  - {clusters: ['eu-*']}\n"
         "  - {clusters: ['*'], max_parallel: 4}\n"
     )
-    code, out, err = run_kquota(
-        ["fleet", "plan", "--desired", "desired", "--snapshots", "snapshots", "--out", "plans",
-         "--processes", "1"],
-        capsys,
-    )  # fmt: skip
-    assert code == 0, out + err
+    fleet.plan()
 
-    argv = ["fleet", "apply", "plans", "--desired", "desired", "--auto-approve"]
-    code, out, err = run_kquota([*argv, "--format", "json"], capsys)
+    code, out, err = fleet.kquota(*fleet.APPLY, "--format", "json")
     assert code == 1, out + err
     report = json.loads(out)
     status = {c["cluster"]: (c["wave"], c["status"]) for c in report["clusters"]}
@@ -110,110 +97,57 @@ def test_fleet_apply_stops_at_the_failing_wave_and_resume_completes_it(
     assert "nothing was committed" in failed["detail"]
     assert report["resume"].endswith("--resume")
     # The canary is applied and verified (read back by Kafka's own tool); the rest untouched.
-    configs = kafka_configs_tool("--describe", "--user", users["canary"]).stdout
+    configs = kafka_configs_tool("--describe", "--user", f"{p}c").stdout
     assert "producer_byte_rate=1000.0" in configs
-    assert _quota(two, users["eu-1"]) == {} and _quota(one, users["eu-2"]) == {}
+    assert fleet.quota("eu-1") == {} and fleet.quota("eu-2") == {}
 
     # Resume without fixing: the same refusal, the canary not applied again.
-    code, out, err = run_kquota([*argv, "--resume"], capsys)
+    code, out, err = fleet.kquota(*fleet.APPLY, "--resume")
     assert code == 1 and "wave 1  canary  committed: done in an earlier run" in out
     assert "rollout stopped: eu-1 (wave 2) failed" in out
 
-    _create_topic(two, audit_two)
-    code, out, err = run_kquota([*argv, "--resume", "--format", "markdown"], capsys)
+    create_topic(two, audit_two)
+    code, out, err = fleet.kquota(*fleet.APPLY, "--resume", "--format", "markdown")
     assert code == 0, out + err
     assert "### kquota fleet apply: rollout complete, 3 of 3 clusters done" in out
     assert "| 2 | `eu-1` | committed |" in out and "| 2 | `eu-2` | committed |" in out
-    assert _quota(two, users["eu-1"]) == {"producer_byte_rate": 1001.0}
-    assert _quota(one, users["eu-2"]) == {"producer_byte_rate": 1002.0}
+    assert fleet.quota("eu-1") == {"producer_byte_rate": 1001.0}
+    assert fleet.quota("eu-2") == {"producer_byte_rate": 1002.0}
 
     # A finished rollout is not started again by accident.
-    code, out, err = run_kquota(argv, capsys)
+    code, out, err = fleet.kquota(*fleet.APPLY)
     assert code == 1 and "pass --resume to continue it" in err
 
 
 def test_a_live_plan_that_is_not_the_reviewed_one_is_refused(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    kafka_broker: BrokerInfo,
-    capsys: pytest.CaptureFixture[str],
+    fleet: Fleet, kafka_broker: BrokerInfo
 ) -> None:
-    p = f"g{secrets.token_hex(3)}-"
-    one = kafka_broker.bootstrap_servers
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "desired" / "solo").mkdir(parents=True)
-    desired = tmp_path / "desired" / "solo" / "main.yaml"
-    desired.write_text(HEADER + f"  - {{match: {{user: {p}a}}, set: {{producer_byte_rate: 10}}}}\n")
-    (tmp_path / "snapshots").mkdir()
-    (tmp_path / "snapshots" / "solo.json").write_text('{"format_version": 1, "entries": []}')
-    (tmp_path / "kquota.yaml").write_text(
-        f"clusters:\n  solo: {{kafka: {{bootstrap.servers: '{one}'}}}}\n"
-    )
-    code, out, err = run_kquota(
-        ["fleet", "plan", "--desired", "desired", "--snapshots", "snapshots", "--out", "plans",
-         "--processes", "1"],
-        capsys,
-    )  # fmt: skip
-    assert code == 0, out + err
+    p = f"g{_tag()}-"
+    fleet.clusters = {"solo": Cluster(kafka_broker.bootstrap_servers, f"{p}a", 10)}
+    fleet.write()
+    fleet.plan()
     # The desired state changes after review: the live plan differs, nothing is written.
-    desired.write_text(HEADER + f"  - {{match: {{user: {p}a}}, set: {{producer_byte_rate: 20}}}}\n")
-    code, out, err = run_kquota(
-        ["fleet", "apply", "plans", "--desired", "desired", "--auto-approve"], capsys
+    (fleet.root / "desired" / "solo" / "main.yaml").write_text(
+        desired_yaml([user_quota(f"{p}a", producer_byte_rate=20)])
     )
+    code, out, err = fleet.kquota(*fleet.APPLY)
     assert code == 1
     assert "solo: the live plan is not the reviewed plan" in out
-    assert _quota(one, f"{p}a") == {}
+    assert fleet.quota("solo") == {}
 
 
-def test_drift_during_a_wave_soak_stops_the_rollout(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    kafka_broker: BrokerInfo,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from kquota.kafka.admin import QuotaAlteration, QuotaOp
-
-    p = f"s{secrets.token_hex(3)}-"
+def test_drift_during_a_wave_soak_stops_the_rollout(fleet: Fleet, kafka_broker: BrokerInfo) -> None:
+    p = f"s{_tag()}-"
     one = kafka_broker.bootstrap_servers
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "snapshots").mkdir()
-    for cluster in ("canary", "next"):
-        (tmp_path / "desired" / cluster).mkdir(parents=True)
-        (tmp_path / "desired" / cluster / "main.yaml").write_text(
-            HEADER + f"  - {{match: {{user: {p}{cluster}}}, set: {{producer_byte_rate: 500}}}}\n"
-        )
-        (tmp_path / "snapshots" / f"{cluster}.json").write_text(
-            '{"format_version": 1, "entries": []}'
-        )
-    (tmp_path / "kquota.yaml").write_text(
-        "clusters:\n"
-        f"  canary: {{kafka: {{bootstrap.servers: '{one}'}}}}\n"
-        f"  next: {{kafka: {{bootstrap.servers: '{one}'}}}}\n"
-        "rollout:\n  - {clusters: [canary], soak: 6s}\n  - {clusters: ['*']}\n"
-    )
-    code, out, err = run_kquota(
-        ["fleet", "plan", "--desired", "desired", "--snapshots", "snapshots", "--out", "plans",
-         "--processes", "1"],
-        capsys,
-    )  # fmt: skip
-    assert code == 0, out + err
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "kquota"), "fleet", "apply", "plans", "--desired",
-         "desired", "--auto-approve", "--timeout", "90s"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    try:
-        assert proc.stderr is not None
-        progress: list[str] = []
-        while not progress or "soak:" not in progress[-1]:
-            line = proc.stderr.readline()
-            assert line, "the rollout ended before the soak: " + "".join(progress)
-            progress.append(line)
+    fleet.clusters = {
+        "canary": Cluster(one, f"{p}canary", 500),
+        "next": Cluster(one, f"{p}next", 500),
+    }
+    fleet.write("rollout:\n  - {clusters: [canary], soak: 6s}\n  - {clusters: ['*']}\n")
+    fleet.plan()
+    progress: list[str] = []
+    with ended(kquota_process([*fleet.APPLY, "--timeout", "90s"])) as proc:
+        read_until(proc.stderr, "soak:", progress)
         canary = Entity.of({"user": f"{p}canary"})
         with QuotaAdmin(one) as admin:
             (done,) = admin.alter(
@@ -222,11 +156,191 @@ def test_drift_during_a_wave_soak_stops_the_rollout(
             )
             assert done.ok
         out, rest = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 1, out + "".join(progress) + rest
     assert "rollout stopped: drift during the soak of wave 1: canary:" in out
     assert "producer_byte_rate is 42, the plan set 500" in out
     assert "wave 2  next  not attempted" in out
-    assert _quota(one, f"{p}next") == {}
+    assert fleet.quota("next") == {}
+
+
+def _pids(records: list[tuple[int, int | None]], mine: int) -> list[int]:
+    """The claims of other processes than this test's, in log order."""
+    return [pid for _, pid in records if pid is not None and pid != mine]
+
+
+def test_a_wave_applies_max_parallel_clusters_at_once_and_ctrl_c_settles_them(
+    fleet: Fleet, kafka_broker: BrokerInfo, second_broker: BrokerInfo
+) -> None:
+    """eu-1 (the second broker) comes first in its wave; the test holds that broker's apply
+    lease, so eu-1's apply waits for it. One at a time, eu-2 (the session broker) would not
+    start before eu-1 ends; side by side it commits while eu-1's apply is still waiting: the
+    two applies provably overlap, by the order of events, not by any clock."""
+    import os
+
+    p = f"q{_tag()}-"
+    one, two = kafka_broker.bootstrap_servers, second_broker.bootstrap_servers
+    topic = f"audit-{p}"
+    create_topic(one, topic)
+    create_topic(two, topic)
+    fleet.clusters = {
+        "eu-1": Cluster(two, f"{p}e1", 2001, topic),
+        "eu-2": Cluster(one, f"{p}e2", 2002, topic),
+    }
+    fleet.write()
+    fleet.plan()
+    argv = [*fleet.APPLY, "--wave", "eu-*:2", "--timeout", "120s", "--format", "json"]
+
+    # Ctrl-C while both applies wait for their leases: each stops before writing anything,
+    # the report says so, and the rollout exits 130.
+    progress: list[str] = []
+    with lease_held(two), lease_held(one), ended(kquota_process(argv)) as proc:
+        read_until(proc.stderr, "applying (2 of 2 at once)", progress)
+        for name in ("eu-1", "eu-2"):
+            # Each apply has its own process, its output prefixed with its cluster.
+            marker = f"[{name}] waiting for the apply lease"
+            if not any(marker in line for line in progress):
+                read_until(proc.stderr, marker, progress)
+        proc.send_signal(signal.SIGINT)
+        out, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + "".join(progress) + rest
+    report = json.loads(out)
+    assert report["stopped"] == "interrupted by SIGINT in wave 1"
+    for c in report["clusters"]:
+        assert c["status"] == "failed"
+        assert c["detail"] == "interrupted by SIGINT before committing; nothing was written"
+    assert report["resume"].endswith("--resume")
+    assert fleet.quota("eu-1") == {} and fleet.quota("eu-2") == {}
+
+    # Resumed with only eu-1's broker held: eu-2 commits while eu-1's apply still waits.
+    progress = []
+    earlier = len(lease_log(two))  # the first run's claims are in the log too
+    with ended(kquota_process([*argv, "--resume"])) as proc:
+        with lease_held(two):
+            read_until(proc.stderr, "[eu-1] waiting for the apply lease", progress)
+            assert_eventually(lambda: fleet.quota("eu-2") == {"producer_byte_rate": 2002.0})
+            assert fleet.quota("eu-1") == {}  # its apply has not written: it waits
+            waiting = lease_log(two)
+        out, rest = proc.communicate(timeout=90)
+    assert proc.returncode == 0, out + "".join(progress) + rest
+    assert [c["status"] for c in json.loads(out)["clusters"]] == ["committed", "committed"]
+    assert fleet.quota("eu-1") == {"producer_byte_rate": 2001.0}
+    # The second broker's lease log, in its own order: eu-1's apply claimed (and withdrew)
+    # while the test held the lease, that is before eu-2's commit was seen above; after the
+    # test's release its claim won. Its process is not the driver's: each apply has its own.
+    contenders = _pids(waiting[earlier:], os.getpid())
+    assert contenders, waiting
+    assert _pids(lease_log(two), os.getpid())[-1] == contenders[0] != proc.pid
+
+
+def test_the_first_failure_in_a_parallel_wave_starts_nothing_more_and_resume_completes_it(
+    fleet: Fleet, kafka_broker: BrokerInfo, second_broker: BrokerInfo
+) -> None:
+    """eu-1 fails (its audit topic is missing) while eu-2 waits for its broker's lease (held
+    by the test): eu-3 must not start, eu-2 finishes and is committed."""
+    p = f"w{_tag()}-"
+    one, two = kafka_broker.bootstrap_servers, second_broker.bootstrap_servers
+    ok, missing = f"audit-{p}ok", f"audit-{p}missing"
+    create_topic(one, ok)
+    create_topic(two, ok)
+    fleet.clusters = {
+        "canary": Cluster(two, f"{p}c", 3000, ok),
+        "eu-1": Cluster(two, f"{p}e1", 3001, missing),
+        "eu-2": Cluster(one, f"{p}e2", 3002, ok),
+        "eu-3": Cluster(one, f"{p}e3", 3003, ok),
+    }
+    fleet.write("rollout:\n  - {clusters: [canary]}\n  - {clusters: ['eu-*'], max_parallel: 2}\n")
+    fleet.plan()
+    argv = [*fleet.APPLY, "--timeout", "120s", "--format", "json"]
+    progress: list[str] = []
+    with ended(kquota_process(argv)) as proc:
+        with lease_held(one):
+            read_until(proc.stderr, "eu-1: failed", progress)
+            assert "eu-2: applying" in "".join(progress)
+            assert fleet.quota("eu-2") == {}  # still waiting for its lease
+        out, rest = proc.communicate(timeout=90)
+    assert proc.returncode == 1, out + "".join(progress) + rest
+    report = json.loads(out)
+    status = {c["cluster"]: c["status"] for c in report["clusters"]}
+    assert status == {
+        "canary": "committed",
+        "eu-1": "failed",
+        "eu-2": "committed",
+        "eu-3": "not attempted",
+    }
+    assert report["stopped"] == "eu-1 (wave 2) failed"
+    assert "eu-3: applying" not in "".join(progress) + rest
+    assert fleet.quota("eu-2") == {"producer_byte_rate": 3002.0}
+    assert fleet.quota("eu-1") == {} and fleet.quota("eu-3") == {}
+
+    create_topic(two, missing)
+    code, out, err = fleet.kquota(*fleet.APPLY, "--resume", "--format", "markdown")
+    assert code == 0, out + err
+    assert "rollout complete, 4 of 4 clusters done" in out
+    assert "| 2 | `eu-1` | committed |" in out and "| 2 | `eu-3` | committed |" in out
+    assert "| 2 | `eu-2` | committed | done in an earlier run |" in out
+    assert fleet.quota("eu-1") == {"producer_byte_rate": 3001.0}
+    assert fleet.quota("eu-3") == {"producer_byte_rate": 3003.0}
+
+
+def test_sigterm_stops_a_wave_of_one_at_a_time_with_a_report(
+    fleet: Fleet, kafka_broker: BrokerInfo
+) -> None:
+    """One cluster at a time runs in the rollout's own process: SIGTERM (a cancelled CI job)
+    stops the apply in flight as Ctrl-C does, and the rollout still reports and can resume."""
+    p = f"t{_tag()}-"
+    one = kafka_broker.bootstrap_servers
+    fleet.clusters = {"solo": Cluster(one, f"{p}s", 4000), "zulu": Cluster(one, f"{p}z", 4001)}
+    fleet.write()
+    fleet.plan()
+    progress: list[str] = []
+    with ended(kquota_process([*fleet.APPLY, "--timeout", "120s"])) as proc, lease_held(one):
+        read_until(proc.stderr, "waiting for the apply lease", progress)
+        proc.send_signal(signal.SIGTERM)
+        out, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 143, out + "".join(progress) + rest
+    assert (
+        "wave 1  solo  failed: interrupted by SIGTERM before committing; nothing was written" in out
+    )
+    assert "wave 2  zulu  not attempted" in out
+    assert "rollout stopped: interrupted by SIGTERM in wave 1; 0 of 2 clusters done" in out
+    assert "resume with: kquota fleet apply plans --desired desired --resume" in out
+    assert fleet.quota("solo") == {}
+    code, out, err = fleet.kquota(*fleet.APPLY, "--resume")
+    assert code == 0, out + err
+    assert fleet.quota("zulu") == {"producer_byte_rate": 4001.0}
+
+
+def test_a_hung_broker_ends_its_own_apply_at_the_deadline_and_the_other_completes(
+    fleet: Fleet, kafka_broker: BrokerInfo, second_broker: BrokerInfo
+) -> None:
+    """eu-1's broker is hung (SIGSTOP: the port accepts, nothing answers) while its wave runs
+    side by side with eu-2: eu-1's apply ends at its own deadline, saying what it waited on,
+    eu-2 is committed, and once the broker answers again --resume completes eu-1."""
+    import os
+
+    p = f"h{_tag()}-"
+    fleet.clusters = {
+        "eu-1": Cluster(second_broker.bootstrap_servers, f"{p}e1", 5001),
+        "eu-2": Cluster(kafka_broker.bootstrap_servers, f"{p}e2", 5002),
+    }
+    fleet.write()
+    fleet.plan()
+    argv = [*fleet.APPLY, "--wave", "eu-*:2", "--format", "json"]
+    os.kill(second_broker.pid, signal.SIGSTOP)
+    try:
+        code, out, err = fleet.kquota(*argv, "--timeout", "30s")
+    finally:
+        os.kill(second_broker.pid, signal.SIGCONT)
+    assert code == 1, out + err
+    report = json.loads(out)
+    by_name = {c["cluster"]: c for c in report["clusters"]}
+    assert by_name["eu-2"]["status"] == "committed"
+    assert by_name["eu-1"]["status"] == "failed"
+    assert "the --timeout 30s deadline ran out" in by_name["eu-1"]["detail"]
+    assert "waiting for" in by_name["eu-1"]["detail"]  # what it was waiting on is named
+    assert report["stopped"] == "eu-1 (wave 1) failed"
+    assert fleet.quota("eu-2") == {"producer_byte_rate": 5002.0}
+
+    code, out, err = fleet.kquota(*argv, "--resume", "--timeout", "120s")
+    assert code == 0, out + err
+    assert fleet.quota("eu-1") == {"producer_byte_rate": 5001.0}

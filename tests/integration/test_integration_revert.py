@@ -8,41 +8,29 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from cli_runner import run_kquota
 from conftest import KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo
 from polling import assert_eventually
+from rollout_kit import Project, project
 
 pytestmark = pytest.mark.integration
 
-HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
-
 
 @dataclass
-class Repo:
-    root: Path
-    prefix: str
-    topic: str
-    capsys: pytest.CaptureFixture[str]
-    tool: KafkaConfigsTool
+class Repo(Project):
+    """Repo is the test's project, read back by Kafka's own kafka-configs."""
 
-    def write(self, entries: list[str]) -> None:
-        (self.root / "quotas" / "main.yaml").write_text(
-            HEADER + "".join(f"  - {e}\n" for e in entries)
-        )
-
-    def kquota(self, *argv: str) -> tuple[int, str, str]:
-        return run_kquota(list(argv), self.capsys)
+    tool: KafkaConfigsTool | None = None
 
     def configs(self, user: str) -> dict[str, float]:
         """The user's quotas as kafka-configs reads them."""
+        assert self.tool is not None
         out = self.tool("--describe", "--user", f"{self.prefix}{user}").stdout
         found = re.search(r" are (.*)$", out, re.MULTILINE)
         if found is None or not found.group(1).strip():
@@ -51,6 +39,7 @@ class Repo:
         return {k.strip(): float(v) for k, v in pairs}
 
     def set_out_of_band(self, user: str, config: str) -> None:
+        assert self.tool is not None
         self.tool("--alter", "--add-config", config, "--user", f"{self.prefix}{user}")
 
 
@@ -62,25 +51,19 @@ def repo(
     capsys: pytest.CaptureFixture[str],
     kafka_configs_tool: KafkaConfigsTool,
 ) -> Iterator[Repo]:
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-    prefix = f"r{secrets.token_hex(3)}-"
-    topic = f"audit-{prefix}t"
-    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap_servers})
-    for f in admin.create_topics([NewTopic(topic, num_partitions=2)]).values():
-        f.result(timeout=30)
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "quotas").mkdir()
-    (tmp_path / "kquota.yaml").write_text(
-        "clusters:\n"
-        "  local:\n"
-        f"    kafka: {{bootstrap.servers: '{kafka_broker.bootstrap_servers}'}}\n"
-        "    desired: [quotas]\n"
-        f"    audit_topic: {topic}\n"
-        f"    policy: {{prune: true, scope: [{{user: '{prefix}*'}}], "
-        "max_removals: 100, max_removal_fraction: 1.0}\n"
+    base = project(
+        tmp_path, monkeypatch, kafka_broker.bootstrap_servers, capsys, "r", audit_partitions=2
     )
-    yield Repo(tmp_path, prefix, topic, capsys, kafka_configs_tool)
+    repo = Repo(base.root, base.prefix, base.bootstrap, capsys, base.topic, kafka_configs_tool)
+    repo.configure(
+        {
+            "prune": "true",
+            "scope": f"[{{user: '{repo.prefix}*'}}]",
+            "max_removals": "100",
+            "max_removal_fraction": "1.0",
+        }
+    )
+    yield repo
 
 
 def _plan_id(out: str, repo: Repo) -> str:

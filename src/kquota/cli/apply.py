@@ -332,6 +332,12 @@ def _apply_ramped(
     def on_step(n: int, total: int, _plan: Plan) -> None:
         click.echo(f"ramp step {n} of {total}:")
 
+    def on_resume(n: int, total: int) -> None:
+        if n > total:
+            click.echo(f"ramp: the cluster already holds all {total} steps; nothing left")
+        else:
+            click.echo(f"ramp: the cluster holds step {n - 1} of {total}; resuming at step {n}")
+
     view = _RampStep(flags.auto_approve, reported)
 
     def step(plan: Plan) -> ApplyResult:
@@ -348,11 +354,12 @@ def _apply_ramped(
         interval=flags.ramp_interval,
         apply_step=step,
         on_step=on_step,
+        on_resume=on_resume,
     )
     if outcome.ok:
         click.echo(f"ramp: {outcome.steps} of {outcome.steps} steps applied")
         return
-    done = len(outcome.results)
+    done = outcome.last_step
     click.echo(
         f"ramp stopped at step {done} of {outcome.steps}; the steps before it are applied "
         "and verified",

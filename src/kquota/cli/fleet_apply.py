@@ -109,7 +109,10 @@ def apply_cmd(
 
     Each cluster goes the whole apply road against its own kquota.yaml target; a wave starts
     when every cluster before it is verified (and its soak stayed drift-free). The first
-    failure stops the rollout; --resume continues it. Exit 1 when it stopped."""
+    failure stops the rollout; --resume continues it. A wave's max_parallel clusters are
+    applied at once, each in a process of its own. Exit 1 when it stopped; 130 / 143 when
+    SIGINT / SIGTERM stopped it (the applies in flight settle and report first)."""
+    from kquota.apply.interrupts import exit_status, signals_stop_apply
     from kquota.operations.fleet_apply import FleetApplyRequest, fleet_apply
     from kquota.render import fleet_apply as render
 
@@ -138,8 +141,11 @@ def apply_cmd(
         verify_timeout=verify_timeout,
         resume=resume,
     )
-    report = fleet_apply(request, progress=lambda line: click.echo(line, err=True))
+    with signals_stop_apply():  # SIGTERM (a cancelled CI job) stops as Ctrl-C does
+        report = fleet_apply(request, progress=lambda line: click.echo(line, err=True))
     shown = {"json": render.render_json, "markdown": render.render_markdown}
     click.echo(shown.get(fmt, render.render_text)(report), nl=False)
+    if report.signal is not None:
+        sys.exit(exit_status(report.signal))
     if not report.ok:
         sys.exit(1)

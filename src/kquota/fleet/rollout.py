@@ -116,6 +116,8 @@ class ClusterOutcome:
     plan_id: str
     status: str = NOT_ATTEMPTED
     detail: str = ""
+    signal: int | None = None
+    """The signal (SIGINT, SIGTERM) that stopped this cluster's apply, if one did."""
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -136,6 +138,8 @@ class FleetApplyReport:
     clusters: list[ClusterOutcome] = field(default_factory=list)
     desired_root: Path | None = None
     stopped: str | None = None
+    signal: int | None = None
+    """The signal that stopped the rollout (its exit status is 128 + it), if one did."""
 
     @property
     def ok(self) -> bool:

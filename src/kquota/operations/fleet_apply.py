@@ -17,6 +17,13 @@ The rollout stops at the first cluster that fails; nothing of a later cluster or
 starts. A record (``PLANS/fleet-apply.json``) is written after each cluster, so
 ``--resume`` continues from the first cluster not done, with the staleness of each
 remaining cluster checked again by its own apply.
+
+A wave with ``max_parallel`` above one applies up to that many of its clusters at once, each
+in a process of its own (:mod:`kquota.operations.fleet_parallel`): the deadline, the signal
+handling and the lease renewer of an apply are process-wide, and a process gives each apply
+its own, exactly as ``kquota apply`` has them. One cluster at a time runs in this process.
+SIGINT/SIGTERM stop the rollout either way: the apply in flight settles its batch and says
+what it committed, nothing more starts, and the report says how to resume.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kquota import deadline
+from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.errors import KquotaError, UsageError
 from kquota.fleet.rollout import (
     COMMITTED,
@@ -42,6 +51,9 @@ from kquota.operations.apply import ApplyHooks, ApplyResult
 from kquota.plan.types import Plan
 from kquota.render.format import display_entity, safe_text
 from kquota.target import Target
+
+if TYPE_CHECKING:
+    from kquota.apply.applier import ApplyReport
 
 RECORD = "fleet-apply.json"
 
@@ -87,11 +99,18 @@ def _failure(result: ApplyResult) -> str:
     report = result.report
     assert report is not None
     total = len(result.plan.alterations)
+    parts = _committed_parts(report, total)
+    if result.audit is not None and not result.audit.confirmed:
+        parts.append(result.audit.message)
+    return "; ".join(parts)
+
+
+def _committed_parts(report: ApplyReport, total: int) -> list[str]:
     if report.validation_failures:
-        return (
+        return [
             f"validate-only pass failed for {len(report.validation_failures)} of {total} "
             "entities; nothing was committed"
-        )
+        ]
     parts = [f"committed {len(report.committed)} of {total} entities"]
     for label, items in (
         ("failed", report.failed),
@@ -102,9 +121,9 @@ def _failure(result: ApplyResult) -> str:
     ):
         if items:
             parts.append(f"{len(items)} {label}")
-    if result.audit is not None and not result.audit.confirmed:
-        parts.append(result.audit.message)
-    return "; ".join(parts)
+    if report.interrupted:
+        parts.append(report.interrupted)
+    return parts
 
 
 @dataclass(frozen=True)
@@ -208,41 +227,88 @@ def fleet_apply(
         if status in DONE and name in by_name:
             by_name[name].status = status
             by_name[name].detail = "done in an earlier run"
-    for wave in request.waves:
-        progress(f"wave {wave.number} of {len(request.waves)}: {', '.join(wave.clusters)}")
-        for name in wave.clusters:
-            outcome = by_name[name]
-            if outcome.status in DONE:
-                progress(f"  {name}: {outcome.status} in an earlier run")
-                continue
-            _apply_cluster(request, name, plans[name], outcome)
-            progress(
-                f"  {name}: {outcome.status}" + (f": {outcome.detail}" if outcome.detail else "")
-            )
-            _write_record(report)
-            if outcome.status not in DONE:
-                report.stopped = f"{name} (wave {wave.number}) failed"
-                return report
-        last = wave.number == len(request.waves)
-        if wave.wave.soak and not last:
-            progress(f"  soak: {deadline.format_duration(wave.wave.soak)}, then drift checked")
-            drifted = _soak(request, wave, plans)
-            if drifted:
-                report.stopped = f"drift during the soak of wave {wave.number}: {drifted}"
+    try:
+        for wave in request.waves:
+            progress(f"wave {wave.number} of {len(request.waves)}: {', '.join(wave.clusters)}")
+            pending = []
+            for name in wave.clusters:
+                if by_name[name].status in DONE:
+                    progress(f"  {name}: {by_name[name].status} in an earlier run")
+                else:
+                    pending.append(by_name[name])
+            stopped = _run_wave(request, wave, pending, plans, report, progress)
+            if stopped is not None:
+                report.stopped = stopped
                 _write_record(report)
                 return report
+            last = wave.number == len(request.waves)
+            if wave.wave.soak and not last:
+                progress(f"  soak: {deadline.format_duration(wave.wave.soak)}, then drift checked")
+                drifted = _soak(request, wave, plans)
+                if drifted:
+                    report.stopped = f"drift during the soak of wave {wave.number}: {drifted}"
+                    _write_record(report)
+                    return report
+    except KeyboardInterrupt:
+        # Between two clusters, or in a soak: nothing was in flight.
+        report.signal = stop_signal()
+        report.stopped = f"interrupted by {signal_name(report.signal)}"
     _write_record(report)
     return report
 
 
-def _apply_cluster(
+def _run_wave(
+    request: FleetApplyRequest,
+    wave: PlannedWave,
+    pending: list[ClusterOutcome],
+    plans: dict[str, Plan],
+    report: FleetApplyReport,
+    progress: Callable[[str], None],
+) -> str | None:
+    """_run_wave applies the wave's clusters not done yet: one at a time here, or up to its
+    ``max_parallel`` at once in processes of their own; why the rollout stops, or None."""
+
+    def finished(outcome: ClusterOutcome) -> None:
+        detail = f": {outcome.detail}" if outcome.detail else ""
+        progress(f"  {outcome.cluster}: {outcome.status}{detail}")
+        _write_record(report)
+
+    parallel = min(wave.wave.max_parallel, len(pending))
+    if parallel > 1:
+        from kquota.operations.fleet_parallel import apply_side_by_side
+
+        report.signal = apply_side_by_side(
+            request, pending, parallel, finished=finished, progress=progress
+        )
+    else:
+        for outcome in pending:
+            apply_cluster(request, outcome.cluster, plans[outcome.cluster], outcome)
+            finished(outcome)
+            if outcome.status not in DONE:
+                report.signal = outcome.signal
+                break
+    failed = [o.cluster for o in pending if o.status == FAILED]
+    if report.signal is not None:
+        return f"interrupted by {signal_name(report.signal)} in wave {wave.number}"
+    if failed:
+        return f"{', '.join(failed)} (wave {wave.number}) failed"
+    return None
+
+
+def apply_cluster(
     request: FleetApplyRequest, name: str, reviewed: Plan, outcome: ClusterOutcome
 ) -> None:
-    """_apply_cluster is the one call into the apply operation for one cluster."""
+    """apply_cluster is the one call into the apply operation for one cluster (in this
+    process, or in a cluster's own process when a wave runs side by side).
+
+    SIGINT/SIGTERM (as KeyboardInterrupt) end it with an outcome too: in the commit the
+    applier settles the batch in flight and the report counts it; before the commit nothing
+    was written; after it the audit events may be incomplete."""
     from kquota.operations.apply import apply
     from kquota.operations.desired import load_desired_state
 
     publisher = None
+    reports: list[ApplyReport] = []
     try:
         target = _target(request, name)
         desired = load_desired_state([request.desired_root / name])
@@ -259,11 +325,27 @@ def _apply_cluster(
             override="--allow-mass-removal",
             verify_timeout=request.verify_timeout,
             publisher=publisher,
-            hooks=ApplyHooks(confirm=_check_same(name, reviewed)),
+            hooks=ApplyHooks(
+                confirm=_check_same(name, reviewed),
+                committed=lambda plan, report: reports.append(report),
+            ),
             protect_override="--allow-protected-change",
         )
     except KquotaError as e:
         outcome.status, outcome.detail = FAILED, str(e)
+        return
+    except KeyboardInterrupt:
+        outcome.signal = stop_signal()
+        how = signal_name(outcome.signal)
+        if reports:
+            done = "; ".join(_committed_parts(reports[0], len(reviewed.alterations)))
+            outcome.detail = (
+                f"{done}; interrupted by {how} while publishing its audit events: they may be "
+                "incomplete"
+            )
+        else:
+            outcome.detail = f"interrupted by {how} before committing; nothing was written"
+        outcome.status = FAILED
         return
     finally:
         if publisher is not None:
@@ -276,6 +358,7 @@ def _apply_cluster(
         outcome.status, outcome.detail = COMMITTED, f"{n} entities committed and verified{audited}"
     else:
         outcome.status, outcome.detail = FAILED, _failure(result)
+        outcome.signal = result.report.signal
 
 
 def _soak(request: FleetApplyRequest, wave: PlannedWave, plans: dict[str, Plan]) -> str | None:

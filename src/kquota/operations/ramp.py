@@ -8,6 +8,11 @@ value (no drift: nobody else moved it, no broker lags behind); the next step is 
 against that read, so its staleness check covers the wait too. The first step that fails,
 or drift, stops the ramp; what was applied stays applied (each step is a complete,
 verified apply), and the report says how far it got.
+
+Run again on the same plan, the ramp first reads the cluster and goes on from the step it
+stands at (:func:`kquota.plan.ramp.resume_step`): a ramp cut short by Ctrl-C, a lost lease or
+the deadline is finished by running it again, never refused as stale nor started over with
+steps bigger than the policy allows.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from kquota.errors import KquotaError
 from kquota.model import QuotaState
 from kquota.operations.apply import ApplyResult
 from kquota.plan.fingerprint import snapshot_fingerprint
-from kquota.plan.ramp import step_count, step_plan
+from kquota.plan.ramp import resume_step, resumed_step, step_count, step_plan
 from kquota.plan.types import Plan
 from kquota.render.format import display_entity, number
 from kquota.target import Target
@@ -34,14 +39,21 @@ class RampDrift(KquotaError):
 
 @dataclass(frozen=True)
 class RampResult:
-    """RampResult: the result of each step applied, and how many steps there were."""
+    """RampResult: the result of each step applied (from step ``first``: a resumed ramp
+    starts past the steps already on the cluster), and how many steps there are."""
 
     steps: int
     results: tuple[ApplyResult, ...]
+    first: int = 1
+
+    @property
+    def last_step(self) -> int:
+        """last_step is the number of the last step this run applied (or found applied)."""
+        return self.first - 1 + len(self.results)
 
     @property
     def ok(self) -> bool:
-        return len(self.results) == self.steps and all(r.ok for r in self.results)
+        return self.last_step >= self.steps and all(r.ok for r in self.results)
 
 
 def drift_in(step: Plan, current: QuotaState, setter: str = "step") -> list[str]:
@@ -80,14 +92,24 @@ def apply_ramped(
     interval: float,
     apply_step: Callable[[Plan], ApplyResult],
     on_step: Callable[[int, int, Plan], None] = lambda _n, _of, _plan: None,
+    on_resume: Callable[[int, int], None] = lambda _n, _of: None,
 ) -> RampResult:
     """apply_ramped applies ``plan`` in :func:`~kquota.plan.ramp.step_count` steps of at most
     ``max_step`` each, ``interval`` seconds apart; ``on_step`` sees each step's plan before it
-    is applied. Raises :class:`RampDrift` when the cluster moved between steps."""
+    is applied. On a cluster that already holds some of the steps it goes on from there, and
+    ``on_resume`` is told the step first (past the last: nothing is left). Raises
+    :class:`RampDrift` when the cluster moved between steps."""
     total = step_count(plan, max_step)
     results: list[ApplyResult] = []
-    step = step_plan(plan, max_step, 1)
-    for n in range(1, total + 1):
+    with target.admin() as admin:
+        current = admin.describe_all()
+    first = resume_step(plan, max_step, current) or 1
+    if first > 1:
+        on_resume(first, total)
+    if first > total:
+        return RampResult(total, (), first)
+    step = resumed_step(plan, max_step, current, first)
+    for n in range(first, total + 1):
         on_step(n, total, step)
         result = apply_step(step)
         results.append(result)
@@ -109,4 +131,4 @@ def apply_ramped(
                 current, (a.entity for a in following.alterations)
             ),
         )
-    return RampResult(total, tuple(results))
+    return RampResult(total, tuple(results), first)

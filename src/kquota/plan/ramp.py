@@ -6,6 +6,10 @@ value is done in steps, each to at least ``F`` times the value before it (rounde
 whole number, so a byte rate stays whole); the last step lands on the planned value.
 Raising a quota, creating one and removing one (which lifts the limit) need no ramp and
 all go in the first step, with the first step of every ramped key.
+
+A ramp cut short (Ctrl-C, a lost lease, the deadline) leaves the cluster at one of its steps:
+:func:`resume_step` finds which from a read of the cluster, so that running the ramp again
+continues from there instead of refusing the plan as stale or starting over.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from kquota.model import Entity
+from kquota.model import Entity, QuotaState
+from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan, Removals
 
 
@@ -104,4 +109,81 @@ def step_plan(plan: Plan, max_step: float, number: int) -> Plan:
             plan.removals.managed_entities,
         ),
         snapshot_fingerprint=plan.snapshot_fingerprint if number == 1 else None,
+    )
+
+
+def _paths(plan: Plan, max_step: float) -> list[tuple[Entity, str, tuple[float | None, ...]]]:
+    """Every op of the plan with the values its key passes through: before, then after each
+    of its steps (None: unset). An op needing no ramp has one step, the first."""
+    chains = _chains(plan, max_step)
+    out = []
+    for alt in plan.alterations:
+        for op in alt.ops:
+            steps = chains.get((alt.entity, op.key), (None if op.remove else op.value,))
+            out.append((alt.entity, op.key, (op.before, *steps)))
+    return out
+
+
+def values_after(plan: Plan, max_step: float, state: QuotaState, number: int) -> QuotaState:
+    """values_after is ``state`` with every key of the plan as step ``number`` leaves it (0:
+    as before the ramp); keys the plan does not touch as they are in ``state``."""
+    out = dict(state)
+    touched: dict[Entity, dict[str, float]] = {}
+    for entity, key, path in _paths(plan, max_step):
+        values = touched.setdefault(entity, dict(state.get(entity, {})))
+        value = path[min(number, len(path) - 1)]
+        if value is None:
+            values.pop(key, None)
+        else:
+            values[key] = value
+    for entity, values in touched.items():
+        if values:
+            out[entity] = values
+        else:
+            out.pop(entity, None)
+    return out
+
+
+def resume_step(plan: Plan, max_step: float, state: QuotaState) -> int | None:
+    """resume_step is the step a ramp of ``plan`` goes on with on a cluster in ``state``: 1
+    when none of it is there, ``step_count + 1`` when all of it is; None when the cluster
+    stands at no step of the ramp (a key moved by someone else, or other keys of the altered
+    entities changed since the plan was made), which the first step's staleness check then
+    refuses.
+
+    Every key must hold its value after the same step k, or (a step cut short mid-commit:
+    each entity is written whole, but not every entity) some after step k and the rest after
+    step k - 1; then step k runs again, and its staleness check skips what it already wrote.
+    The plan's own fingerprint proves the rest: the cluster, with the plan's keys put back to
+    their values before the ramp, must hash to what the plan was made against."""
+    positions = []
+    for entity, key, path in _paths(plan, max_step):
+        now = state.get(entity, {}).get(key)
+        if now not in path:
+            return None
+        positions.append((path.index(now), len(path) - 1))
+    reached = max((p for p, _ in positions), default=0)
+    if any(p not in (min(reached, last), min(reached - 1, last)) for p, last in positions):
+        return None
+    whole = all(p == min(reached, last) for p, last in positions)
+    following = reached + 1 if whole else reached
+    if following > 1 and plan.snapshot_fingerprint is not None:
+        before = values_after(plan, max_step, state, 0)
+        entities = [a.entity for a in plan.alterations]
+        if snapshot_fingerprint(before, entities) != plan.snapshot_fingerprint:
+            return None
+    return max(following, 1)
+
+
+def resumed_step(plan: Plan, max_step: float, state: QuotaState, number: int) -> Plan:
+    """resumed_step is step ``number`` of ``plan`` when a ramp resumes there on a cluster in
+    ``state``: its fingerprint is of the cluster as step ``number - 1`` left it, so its own
+    staleness check (under the lease) proves nothing moved since this read."""
+    step = step_plan(plan, max_step, number)
+    if number == 1:
+        return step
+    before = values_after(plan, max_step, state, number - 1)
+    return dataclasses.replace(
+        step,
+        snapshot_fingerprint=snapshot_fingerprint(before, (a.entity for a in step.alterations)),
     )
