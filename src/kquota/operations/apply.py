@@ -333,6 +333,8 @@ def _offline(request: ApplyRequest, view: ApplyView) -> _Offline:
     props = target.client_properties()
     desired = source if isinstance(source, LoadedDesired) else None
     if isinstance(source, DesiredPaths):
+        # The apply road's one read of desired state (the live state is read in _commit),
+        # before the first connection: its problems are reported before anything connects.
         from kquota.operations.desired import load_desired_state
 
         desired = load_desired_state(target.desired_paths(source.paths))
