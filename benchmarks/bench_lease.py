@@ -33,7 +33,7 @@ def _contend(config: dict[str, str], limit: Any, done: list[float]) -> None:
 def _lease_times(bootstrap: str, reps: int) -> tuple[list[float], list[float], list[float]]:
     from kquota import deadline
     from kquota.apply.lease import apply_lease
-    from kquota.audit import producer_config
+    from kquota.kafka.librdkafka import producer_config
 
     config = producer_config({"bootstrap.servers": bootstrap})
     acquire, release, handover = [], [], []

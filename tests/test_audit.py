@@ -26,12 +26,12 @@ from kquota.audit import (
     DriftEvent,
     actor,
     git_commit,
-    producer_config,
     record_key,
     topic_name_problem,
     utc_timestamp,
 )
 from kquota.devbroker.launcher import BrokerInfo
+from kquota.kafka.librdkafka import LibrdkafkaConfigError, producer_config
 from kquota.model import Entity
 from kquota.plan.types import Alteration, ChangeKind, Op
 
@@ -462,7 +462,7 @@ def test_producer_config_maps_and_forces_guarantees() -> None:
     ],
 )
 def test_producer_config_refuses_java_only_forms_by_name(props: dict[str, str], named: str) -> None:
-    with pytest.raises(AuditError) as excinfo:
+    with pytest.raises(LibrdkafkaConfigError) as excinfo:
         producer_config({"bootstrap.servers": "b:1", **props})
     assert named in str(excinfo.value)
     assert "/x.jks" not in str(excinfo.value)

@@ -75,12 +75,7 @@ FORBIDDEN = [
 ]
 """(from part, to part, why): arrows no import may draw."""
 
-KNOWN: dict[tuple[str, str], str] = {
-    # The protected principals' verdict (plan.impact) resolves principals: the guard that a
-    # saved plan's reader asks needs the resolver. It goes when the impact is recomputed only
-    # live (the reader reads the names, judge resolves them).
-    ("kquota.planfile.reader", "kquota.plan.resolver"): "reads a saved plan's principals",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 """(from module, to module): forbidden arrows that stand today, each with why."""
 
 KNOWN_CIRCLES: list[list[str]] = []

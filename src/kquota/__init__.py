@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from kquota.operations.resolve import resolve_quotas
     from kquota.plan.guard import GuardRefused
     from kquota.plan.policy import Policy
-    from kquota.plan.resolver import Principal, Resolution, ResolvedQuota
+    from kquota.plan.principal import Principal
+    from kquota.plan.resolver import Resolution, ResolvedQuota
     from kquota.plan.types import Plan
     from kquota.planfile.reader import PlanFileError, read_plan
     from kquota.planfile.writer import write_plan
@@ -90,7 +91,7 @@ _EXPORTS: dict[str, str] = {
     "PlanFileError": "kquota.planfile.reader",
     "PlanResult": "kquota.operations.plan",
     "Policy": "kquota.plan.policy",
-    "Principal": "kquota.plan.resolver",
+    "Principal": "kquota.plan.principal",
     "QuotaAdmin": "kquota.api.admin",
     "QuotaAlteration": "kquota.kafka.admin",
     "QuotaOp": "kquota.kafka.admin",

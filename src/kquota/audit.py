@@ -23,9 +23,9 @@ Decisions:
   it exists (never auto-created: ``allow.auto.create.topics`` is forced off, so a typo in the
   name cannot become a new topic) and this principal may write it. WRITE on the topic is what
   the idempotent producer needs too: since KIP-679 it also grants IDEMPOTENT_WRITE.
-- Secrets never reach a message or a log line: librdkafka echoes invalid property *values* in
-  its errors ("Invalid value "..." for configuration property"), so every error string and
-  every librdkafka log line is scrubbed of the secret values it was given.
+- Secrets never reach a message or a log line: every error string and every librdkafka log
+  line is scrubbed of the secret values it was given (:mod:`kquota.kafka.librdkafka`, where
+  the client properties become librdkafka's config).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import logging
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
@@ -44,7 +44,15 @@ from typing import Any, ClassVar, Protocol
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from kquota.closing import ClosesOnExit
-from kquota.errors import KquotaError, UsageError
+from kquota.errors import KquotaError
+from kquota.kafka.librdkafka import (
+    DEFAULT_TIMEOUT,
+    PRODUCER_ONLY,
+    LibrdkafkaConfigError,
+    Scrubber,
+    ScrubbingLogger,
+    producer_config,
+)
 from kquota.model import Entity
 from kquota.render.format import safe_text
 from kquota.secrets import is_secret
@@ -54,7 +62,6 @@ from kquota.version import __version__
 CONTENT_TYPE = "application/json"
 ALTERED = "quota.altered"
 DRIFT = "quota.drift"
-DEFAULT_TIMEOUT = 30.0
 
 # Extra wait for the flush beyond message.timeout.ms: librdkafka reports a timed-out message
 # shortly after its timeout expires, and that report is what turns a hang into a count.
@@ -311,142 +318,6 @@ def actor() -> str | None:
         return None
 
 
-# --- producer config ----------------------------------------------------------------------
-
-# Java client properties librdkafka does not know and that carry nothing the producer needs.
-_JAVA_ONLY_IGNORED = frozenset(
-    {
-        "default.api.timeout.ms",
-        "ssl.truststore.type",
-        "ssl.keystore.type",
-        "sasl.login.class",
-    }
-)
-# Java properties whose content librdkafka cannot take in the same form: refused by name.
-_JAVA_ONLY_REFUSED = {
-    "ssl.keystore.location": "use ssl.certificate.location and ssl.key.location (PEM)",
-    "ssl.keystore.password": "use ssl.key.password with PEM keys",
-    "ssl.truststore.password": "use a PEM ssl.ca.location (no password)",
-    "sasl.client.callback.handler.class": "not supported by librdkafka",
-    "sasl.login.callback.handler.class": "not supported by librdkafka",
-}
-# The producer's own guarantees: never taken from the user's properties.
-_FORCED = {"enable.idempotence": "true", "acks": "all", "allow.auto.create.topics": "false"}
-
-
-def producer_config(
-    client_properties: Mapping[str, str], *, timeout: float = DEFAULT_TIMEOUT
-) -> dict[str, str]:
-    """producer_config maps kquota's Kafka client properties to a librdkafka producer config.
-
-    Most names are shared (bootstrap.servers, security.protocol, sasl.mechanism, sasl.username,
-    sasl.password, ssl.ca.location, ...) and pass through. Java-only forms are translated where
-    the meaning is the same: ``sasl.jaas.config`` (PLAIN/SCRAM login module) becomes
-    sasl.username/password, a PEM ``ssl.truststore.location`` becomes ``ssl.ca.location``, and
-    an empty ``ssl.endpoint.identification.algorithm`` (Java's "off") becomes ``none``. Forms
-    librdkafka cannot read (JKS stores) raise AuditError naming the property, never its value.
-    ``timeout`` bounds each record's delivery (``message.timeout.ms``).
-    """
-    props = dict(client_properties)
-    out: dict[str, str] = {}
-    jaas = props.pop("sasl.jaas.config", None)
-    if jaas is not None:
-        from kquota.kafka.config import parse_jaas_config
-
-        try:
-            username, password = parse_jaas_config(jaas, None)
-        except UsageError as e:
-            raise AuditError(str(e)) from None
-        if username is None or password is None:
-            raise AuditError(
-                "sasl.jaas.config: the audit producer needs a username and a password in it "
-                "(or set sasl.username and sasl.password)"
-            )
-        out["sasl.username"] = username
-        out["sasl.password"] = password
-    truststore = props.pop("ssl.truststore.location", None)
-    if truststore is not None:
-        store_type = props.get("ssl.truststore.type", "JKS").upper()
-        if store_type != "PEM":
-            raise AuditError(
-                f"ssl.truststore.location: librdkafka cannot read a {store_type} truststore; "
-                "give ssl.ca.location (PEM) or set ssl.truststore.type=PEM"
-            )
-        out["ssl.ca.location"] = truststore
-    if props.get("ssl.endpoint.identification.algorithm") == "":
-        props["ssl.endpoint.identification.algorithm"] = "none"
-    for name, value in props.items():
-        if name in _JAVA_ONLY_IGNORED:
-            continue
-        if name in _JAVA_ONLY_REFUSED:
-            raise AuditError(
-                f"{name}: cannot be used by the audit producer: {_JAVA_ONLY_REFUSED[name]}"
-            )
-        out.setdefault(name, value)
-    out.update(_FORCED)
-    out["message.timeout.ms"] = str(max(1, int(timeout * 1000)))
-    return out
-
-
-def consumer_config(
-    client_properties: Mapping[str, str],
-) -> tuple[dict[str, Any], Callable[[str], str]]:
-    """consumer_config is a librdkafka config for reading the trail back, and the function
-    that removes its secrets from any text: the producer's connection settings (mapped as
-    :func:`producer_config` maps them) without the producer's own, in no consumer group and
-    committing nothing, so reading leaves no trace on the cluster."""
-    mapped = producer_config(client_properties)
-    settings: dict[str, Any] = {
-        k: v for k, v in mapped.items() if k not in {*_FORCED, "message.timeout.ms"}
-    }
-    scrub = _Scrubber(client_properties, extra=(v for k, v in mapped.items() if is_secret(k)))
-    logger = _ScrubbingLogger(scrub)
-    settings.update(
-        {
-            # librdkafka wants a group id even for a consumer that only assigns partitions;
-            # with auto-commit off no group is ever joined or written.
-            "group.id": "kquota-audit-reader",
-            "enable.auto.commit": "false",
-            "enable.auto.offset.store": "false",
-            "allow.auto.create.topics": "false",
-            "logger": logger,
-        }
-    )
-    return settings, scrub
-
-
-class _Scrubber:
-    """_Scrubber replaces known secret values in text; applied to every outgoing message."""
-
-    def __init__(self, config: Mapping[str, Any], extra: Iterable[str] = ()) -> None:
-        values = {str(v) for k, v in config.items() if is_secret(k) and str(v)}
-        values.update(s for s in extra if s)
-        # Longest first, so a secret containing another secret is replaced whole.
-        self._secrets = sorted(values, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
-
-
-class _ScrubbingLogger:
-    """_ScrubbingLogger receives librdkafka's log lines (confluent-kafka ``logger``) and
-    forwards them to the ``kquota.audit`` logger with secrets removed, instead of stderr."""
-
-    def __init__(self, scrub: _Scrubber) -> None:
-        self._scrub = scrub
-        self.last_error: str | None = None
-
-    def log(self, level: int, msg: str, *args: object) -> None:
-        text = self._scrub(msg % args if args else msg)
-        if level >= logging.ERROR:
-            self.last_error = text
-        # DEBUG only: a dead broker makes librdkafka log every reconnect; what matters reaches
-        # the user once, in the AuditError.
-        _log.debug("%s", text)
-
-
 # --- publisher ----------------------------------------------------------------------------
 
 
@@ -475,10 +346,10 @@ class AuditPublisher(ClosesOnExit):
         config = _map_config(producer_config, timeout)
         self._config = config
         self._timeout = timeout
-        self._scrub = _Scrubber(
+        self._scrub = Scrubber(
             producer_config, extra=(v for k, v in config.items() if is_secret(k))
         )
-        self._logger = _ScrubbingLogger(self._scrub)
+        self._logger = ScrubbingLogger(self._scrub, _log)
         self._client_error: str | None = None
         # message.timeout.ms may be given explicitly (tests, users): the flush waits for it.
         self._flush_timeout = int(config["message.timeout.ms"]) / 1000 + _FLUSH_MARGIN
@@ -511,7 +382,7 @@ class AuditPublisher(ClosesOnExit):
         hooks: dict[str, Any] = {"error_cb": self._on_error, "logger": self._logger}
         # The connection settings without the producer's own: an admin handle with
         # enable.idempotence would ask for a producer id it never uses.
-        producer_only = {*_FORCED, "message.timeout.ms"}
+        producer_only = PRODUCER_ONLY
         settings = {k: v for k, v in self._config.items() if k not in producer_only}
         admin = AdminClient({**settings, **hooks})
         try:
@@ -689,7 +560,10 @@ class AuditPublisher(ClosesOnExit):
 
 
 def _map_config(config: Mapping[str, str], timeout: float) -> dict[str, str]:
-    mapped = producer_config(config, timeout=timeout)
+    try:
+        mapped = producer_config(config, timeout=timeout)
+    except LibrdkafkaConfigError as e:
+        raise AuditError(str(e)) from None
     # An explicit message.timeout.ms wins over ``timeout``.
     if "message.timeout.ms" in config:
         mapped["message.timeout.ms"] = str(config["message.timeout.ms"])

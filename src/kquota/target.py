@@ -239,10 +239,14 @@ class Target:
         return [Path("quotas")]
 
     def client_properties(self) -> dict[str, str]:
-        """client_properties merges the Kafka client properties (secrets: never print them)."""
-        return self._client_properties()[0]
+        """client_properties are the merged Kafka client properties (secrets: never print
+        them); a copy, so a caller may add its own."""
+        return dict(self._merged[0])
 
-    def _client_properties(self) -> tuple[dict[str, str], Provenance]:
+    @functools.cached_property
+    def _merged(self) -> tuple[dict[str, str], Provenance]:
+        """_merged: the properties merged once, when first asked for (the client's
+        configuration and an apply's audit and lease clients all read this one merge)."""
         from kquota.properties import read_properties_file
 
         props: dict[str, str] = dict(self.properties)
@@ -268,7 +272,8 @@ class Target:
         """config is the parsed client configuration (secrets masked in its repr)."""
         from kquota.kafka.config import ClientConfig
 
-        return ClientConfig.from_properties(*self._client_properties())
+        props, provenance = self._merged
+        return ClientConfig.from_properties(dict(props), provenance)
 
     @property
     def bootstrap_servers(self) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kquota.apply.applier import apply_plan
-from kquota.kafka.admin import AlteredQuota
+from kquota.kafka.admin import AlterResult
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
 from kquota.plan.policy import Policy
@@ -29,14 +29,14 @@ class fake_lagging_cluster:  # noqa: N801 - fakes are named fake_*
         self.lag = lag
         self.reads = 0
 
-    def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> list[AlteredQuota]:
+    def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> list[AlterResult]:
         if not validate_only:
             for a in alterations:
                 values = dict(self.state.get(a.entity, {}))
                 for op in a.ops:
                     values.pop(op.key, None) if op.remove else values.update({op.key: op.value})
                 self.state[a.entity] = values
-        return [AlteredQuota(a.entity, 0, "NONE", None) for a in alterations]
+        return [AlterResult(a.entity, 0, "NONE", None) for a in alterations]
 
     def describe_all(self) -> QuotaState:
         return dict(self.state)

@@ -18,7 +18,7 @@ from kquota.apply.lease import (
 )
 from kquota.apply.lease_admin import LeaseState, status_lines
 from kquota.apply.lease_log import merged_bootstrap
-from kquota.kafka.admin import AlteredQuota
+from kquota.kafka.admin import AlterResult
 from kquota.model import Entity, QuotaState
 from kquota.operations.apply import lease_checked
 from kquota.plan.planner import plan as make_plan
@@ -159,11 +159,11 @@ class fake_cluster:  # noqa: N801 - a cluster that takes every write and shows i
     def __init__(self) -> None:
         self.state: QuotaState = {}
 
-    def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> list[AlteredQuota]:
+    def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> list[AlterResult]:
         if not validate_only:
             for a in alterations:
                 self.state[a.entity] = {op.key: op.value for op in a.ops}
-        return [AlteredQuota(a.entity, 0, "NONE", None) for a in alterations]
+        return [AlterResult(a.entity, 0, "NONE", None) for a in alterations]
 
     def describe_all(self) -> QuotaState:
         return dict(self.state)

@@ -179,3 +179,19 @@ def test_good_plan_applies_to_the_operators_target(
         ["apply", "p2.json", "--cluster", "local", "--auto-approve"], capsys
     )
     assert code == 0 and "committed 1 of 1 entities" in out, out + err
+
+
+def test_desired_state_warnings_come_before_a_refusal_and_no_connection(
+    repo: Path, fake_listener: FakeListener, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The operation reads the desired state; its warnings still reach the terminal first,
+    # before the refusal to apply without a terminal to ask on, and nothing connects.
+    (repo / "quotas" / "main.yaml").write_text(
+        HEADER + '  - {match: {user: "alice\\u200b"}, set: {producer_byte_rate: 1MiB}}\n'
+    )
+    code, out, err = run_kquota(["apply", "--cluster", "local"], capsys)
+    lines = err.splitlines()
+    assert code == 1 and out == ""
+    assert lines[0].startswith("warning: ") and "invisible characters" in lines[0], err
+    assert lines[-1].startswith("error: not applying without confirmation"), err
+    assert fake_listener.accepted == 0

@@ -42,8 +42,8 @@ def test_fleet_drift_exits_2_on_drift(
 
 def _resolve(fleet: list[str], tmp_path: Path, pairs: str) -> tuple[Path, Path, list[str]]:
     """_resolve: a principals file of ``pairs``, the output folder, and the command line."""
-    principals = tmp_path / "p.csv"
-    principals.write_text("user,client-id\n" + pairs)
+    principals = tmp_path / "p.txt"
+    principals.write_text(pairs)
     out = tmp_path / "r"
     return (
         principals,
@@ -55,14 +55,18 @@ def _resolve(fleet: list[str], tmp_path: Path, pairs: str) -> tuple[Path, Path, 
 def test_fleet_resolve_and_a_bad_principals_file(
     fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    principals, out_dir, argv = _resolve(fleet, tmp_path, "team-6,x\nnobody,team-app-1\n")
+    pairs = (
+        "# as for plan --principals\nuser=team-6,client-id=x\nuser=nobody,client-id=team-app-1\n"
+    )
+    principals, out_dir, argv = _resolve(fleet, tmp_path, pairs)
     code, out, err = run_kquota(argv, capsys)
     assert code == 0, err
     lines = (out_dir / "cluster-000.effective.jsonl").read_text().splitlines()
     assert [json.loads(line)["entity"]["user"] for line in lines] == ["team-6", "nobody"]
-    principals.write_text("user;client\n")
+    principals.write_text("user=ok\nuser;client\nip=203.0.113.7\n")
     code, _, err = run_kquota(argv, capsys)
-    assert code == 1 and "p.csv:1: expected the header 'user,client-id'" in err
+    assert code == 1 and f"{principals}:2:1: expected type=name pairs" in err, err
+    assert f"{principals}:3:1: ip: fleet resolve resolves user and client-id quotas" in err
 
 
 def test_fleet_engine_options_are_checked(
@@ -116,7 +120,7 @@ def test_fleet_stops_at_its_deadline_and_writes_nothing(
 def test_fleet_resolve_stops_at_its_deadline_and_writes_nothing(
     big_fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, out, argv = _resolve(big_fleet, tmp_path, "team-6,x\n")
+    _, out, argv = _resolve(big_fleet, tmp_path, "user=team-6,client-id=x\n")
     code, stdout, err = run_kquota([*argv, "--source", "desired", "--timeout", "1s"], capsys)
     assert (code, stdout) == (1, ""), err
     assert err.startswith(_RAN_OUT + "resolve on cluster cluster-00"), err

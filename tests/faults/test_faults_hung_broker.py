@@ -23,9 +23,9 @@ import pytest
 
 from kquota import deadline
 from kquota.apply.lease import UNCONFIRMED_RELEASE, apply_lease
-from kquota.audit import producer_config
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.librdkafka import producer_config
 from terminal import on_terminal
 
 pytestmark = pytest.mark.integration

@@ -125,11 +125,11 @@ def test_bad_desired_state_in_one_cluster_is_reported_by_both_engines(
 
 
 def _principals(tmp_path: Path) -> Path:
-    lines = ['{"user": "team-3", "client-id": "app-3"}', '{"user": "team-6", "client-id": "x"}']
-    lines += ['{"user": "nobody", "client-id": "team-app-1"}', '{"user": "team-7"}']
-    lines += ['{"client-id": "team-app-2"}', '{"user": "team-undeclared-0", "client-id": "c"}']
-    lines += [f'{{"user": "team-{i}", "client-id": "app-{i % 7}"}}' for i in range(0, 300, 7)]
-    path = tmp_path / "principals.jsonl"
+    lines = ["user=team-3,client-id=app-3", "user=team-6,client-id=x"]
+    lines += ["user=nobody,client-id=team-app-1", "user=team-7"]
+    lines += ["client-id=team-app-2", "user=team-undeclared-0,client-id=c"]
+    lines += [f"user=team-{i},client-id=app-{i % 7}" for i in range(0, 300, 7)]
+    path = tmp_path / "principals.txt"
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -138,10 +138,11 @@ def _principals(tmp_path: Path) -> Path:
 def test_spark_and_local_resolutions_are_identical(
     fleet: tuple[Path, Path], spark_engine: SparkEngine, tmp_path: Path, source: str
 ) -> None:
-    from kquota.fleet.resolve import read_principals, resolve_local, write_effective
+    from kquota.fleet.resolve import resolve_local, write_effective
+    from kquota.principals.listed import read_user_clients
 
     clusters = discover(*fleet)
-    pairs = read_principals(_principals(tmp_path))
+    pairs = read_user_clients(_principals(tmp_path))
     spark = spark_engine.resolve_fleet(clusters, pairs, source)
     from kquota.fleet.run import resolve_fleet
 

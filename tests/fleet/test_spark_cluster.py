@@ -38,7 +38,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
         entities=200,
         formats=("json", "jsonl", "parquet"),
     )
-    (base / "principals.csv").write_text("user,client-id\nteam-3,app-3\nnobody,team-app-1\n")
+    (base / "principals.txt").write_text(
+        "user=team-3,client-id=app-3\nuser=nobody,client-id=team-app-1\n"
+    )
     return base
 
 
@@ -70,7 +72,7 @@ def test_cluster_runs_write_what_the_local_engine_writes(
 ) -> None:
     inputs = ["--desired", "desired", "--snapshots", "snapshots"]  # relative to the driver
     if command == "resolve":
-        inputs += ["--principals", "principals.csv"]
+        inputs += ["--principals", "principals.txt"]
     if command == "plan":
         inputs += ["--prune", "--allow-mass-removal"]
     local = _kquota(fleet, "fleet", command, *inputs, "--out", f"{command}-local")

@@ -24,9 +24,9 @@ from conftest import KafkaConfigsTool
 from kquota import deadline
 from kquota.apply.applier import apply_plan
 from kquota.apply.lease import apply_lease
-from kquota.audit import producer_config
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.librdkafka import producer_config
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
 from kquota.plan.policy import Policy

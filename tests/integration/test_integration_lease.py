@@ -22,8 +22,8 @@ from cli_runner import run_kquota
 from kquota import deadline
 from kquota.apply.lease import RENEW_EVERY, TERM, HeldLease, LeaseLost, apply_lease
 from kquota.apply.lease_admin import lease_state
-from kquota.audit import producer_config
 from kquota.devbroker.launcher import BrokerInfo
+from kquota.kafka.librdkafka import producer_config
 
 pytestmark = pytest.mark.integration
 
@@ -137,7 +137,7 @@ HOLDER = """
 import sys, time
 from kquota import deadline
 from kquota.apply.lease import apply_lease
-from kquota.audit import producer_config
+from kquota.kafka.librdkafka import producer_config
 with deadline.bounded(600, "holder") as limit:
     with apply_lease(producer_config({"bootstrap.servers": sys.argv[1]}), limit) as held:
         print(held.owner, flush=True)

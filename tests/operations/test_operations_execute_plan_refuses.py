@@ -116,3 +116,30 @@ def test_the_count_moves_when_the_plan_is_good(listener: FakeListener) -> None:
     with pytest.raises(kquota.KquotaError):
         kquota.execute_plan(_target(listener), _good())  # the listener hangs up
     assert listener.accepted > 0
+
+
+def test_the_corpus_is_all_fed() -> None:
+    """Every hostile plan of the corpus is a case above (an empty glob would pass silently)."""
+    assert len(HOSTILE) == len(list(CORPUS.glob("*.expected"))) >= 40
+
+
+def test_the_operation_reads_desired_state_and_shows_its_warnings_before_connecting(
+    listener: FakeListener, tmp_path: Path
+) -> None:
+    from kquota.operations.apply import ApplyHooks, ApplyRequest, DesiredPaths, run_apply
+
+    path = tmp_path / "q.yaml"
+    path.write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+        '  - {match: {user: "alice\\u200b"}, set: {producer_byte_rate: 1MiB}}\n'
+    )
+    seen: list[tuple[object, ...]] = []
+
+    def stop() -> None:
+        raise kquota.KquotaError("stopped before connecting")
+
+    hooks = ApplyHooks(loaded=seen.append, checked=stop)
+    with pytest.raises(kquota.KquotaError, match="stopped before connecting"):
+        run_apply(ApplyRequest(_target(listener), DesiredPaths((path,))), hooks)
+    assert len(seen) == 1 and "invisible characters" in str(seen[0][0])
+    assert listener.accepted == 0

@@ -79,3 +79,15 @@ def test_size_limit_folder_and_fifo(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         read_principals(fifo)  # never blocks waiting for a writer
     with pytest.raises(DesiredStateError, match="missing.txt"):
         read_principals(tmp_path / "missing.txt")
+
+
+def test_fleet_resolve_reads_the_same_format_in_order_and_refuses_ip(tmp_path: Path) -> None:
+    path = tmp_path / "p.txt"
+    path.write_text("# fleet\nuser=b,client-id=x\nclient-id=y\nuser=b,client-id=x\nuser=a\n")
+    assert listed.read_user_clients(path) == [("b", "x"), ("", "y"), ("b", "x"), ("a", "")]
+    path.write_text("user=a\nip=203.0.113.7\nuser=\n")
+    with pytest.raises(DesiredStateError) as info:
+        listed.read_user_clients(path)
+    message = str(info.value)
+    assert f"{path}:2:1: ip: fleet resolve resolves user and client-id quotas" in message
+    assert f"{path}:3:1: user: empty name" in message

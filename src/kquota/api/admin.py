@@ -113,8 +113,7 @@ class AsyncQuotaAdmin:
         """
         check.flag(validate_only, "alter: validate_only")
         checked = checked_alterations(alterations)
-        results = await self._core.alter(checked, validate_only=validate_only)
-        return [AlterResult.from_altered(r) for r in results]
+        return await self._core.alter(checked, validate_only=validate_only)
 
     async def resolve(self, entity: EntityLike) -> Resolution:
         """resolve gives a client's effective quotas and the entity each comes from.

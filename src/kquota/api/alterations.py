@@ -4,18 +4,20 @@ An alteration is a :class:`~kquota.kafka.admin.QuotaAlteration` or a plain pair
 ``(entity, {key: value_or_None})`` where ``None`` removes the key. Every alteration of a call
 is checked with the controller's own rules first (known keys for the entity kind, values > 0,
 whole numbers for byte and connection rates), and one bad alteration fails the whole call
-with a :class:`~kquota.errors.UsageError` before any request: never a partial write.
+with a :class:`~kquota.errors.UsageError` before any request: never a partial write. The
+result of each is the wire's own :class:`~kquota.kafka.admin.AlterResult`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from kquota.api.entities import EntityLike, as_entity
 from kquota.argcheck import given, refuse
-from kquota.errors import AlterationFailed, UsageError
-from kquota.kafka.admin import AlteredQuota, QuotaAlteration, QuotaOp
+from kquota.errors import UsageError
+from kquota.kafka.admin import AlterResult as AlterResult
+from kquota.kafka.admin import QuotaAlteration, QuotaOp
+from kquota.kafka.admin import alteration_failure as alteration_failure
 from kquota.model import Entity
 from kquota.quotakeys import alteration_problems
 from kquota.render.format import display_entity, safe_text
@@ -83,41 +85,3 @@ def checked_alterations(items: Iterable[AlterationLike]) -> list[QuotaAlteration
     if messages:
         raise UsageError("invalid alteration (nothing sent): " + " | ".join(messages))
     return alterations
-
-
-def alteration_failure(entity: Entity, error_name: str, error_message: str | None) -> str:
-    """alteration_failure is the one message for a broker's refusal of an alteration."""
-    return f"{display_entity(entity)}: {safe_text(error_message or '')} ({error_name})"
-
-
-@dataclass(frozen=True, slots=True)
-class AlterResult:
-    """AlterResult is the broker's verdict on one entity's alteration.
-
-    The broker applies each entity's changes all or nothing, and answers for each entity on
-    its own, so a call that alters many entities can partly fail: check :attr:`ok` or call
-    :meth:`raise_for_error` on each result.
-    """
-
-    entity: Entity
-    error_code: int
-    error_name: str
-    error_message: str | None
-
-    @classmethod
-    def from_altered(cls, altered: AlteredQuota) -> AlterResult:
-        """from_altered wraps the Kafka layer's result."""
-        return cls(altered.entity, altered.error_code, altered.error_name, altered.error_message)
-
-    @property
-    def ok(self) -> bool:
-        """ok is True when the broker accepted (or, validate-only, would accept) the change."""
-        return self.error_code == 0
-
-    def raise_for_error(self) -> None:
-        """raise_for_error raises :class:`~kquota.AlterationFailed` (the CLI's error and
-        message) when the broker refused this entity's alteration."""
-        if not self.ok:
-            raise AlterationFailed(
-                alteration_failure(self.entity, self.error_name, self.error_message)
-            )

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kquota.api.alterations import AlterResult
-    from kquota.kafka.admin import QuotaAdmin, QuotaAlteration
+    from kquota.kafka.admin import AlterResult, QuotaAdmin, QuotaAlteration
 
 
 def alter_one(
@@ -14,7 +13,5 @@ def alter_one(
 ) -> AlterResult:
     """alter_one sends one alteration (or asks the broker to validate it) and returns the
     broker's answer for it; :meth:`AlterResult.raise_for_error` turns a refusal into an error."""
-    from kquota.api.alterations import AlterResult
-
     (result,) = admin.alter([alteration], validate_only=validate_only)
-    return AlterResult.from_altered(result)
+    return result

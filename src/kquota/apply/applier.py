@@ -62,16 +62,6 @@ batch shows within this on a healthy cluster; one that never reached the control
 shows, and waiting the full verify timeout for it would only delay the report."""
 
 
-class AlterResult(Protocol):
-    entity: Entity
-    error_code: int
-    error_name: str
-    error_message: str | None
-
-    @property
-    def ok(self) -> bool: ...
-
-
 class Admin(Protocol):
     """Admin is the part of QuotaAdmin the applier uses (a Protocol keeps this testable)."""
 

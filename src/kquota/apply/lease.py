@@ -372,6 +372,12 @@ def held_lease(
     limit = current()
     if not enabled or limit is None:
         return nullcontext()
-    from kquota.audit import producer_config
+    return apply_lease(lease_config(client_properties), limit, brokers=brokers)
 
-    return apply_lease(producer_config(client_properties), limit, brokers=brokers)
+
+def lease_config(client_properties: Mapping[str, str]) -> dict[str, str]:
+    """lease_config is the lease clients' librdkafka config, from kquota's client properties
+    (as the audit producer's: :func:`kquota.kafka.librdkafka.producer_config`)."""
+    from kquota.kafka.librdkafka import producer_config
+
+    return producer_config(client_properties)

@@ -16,6 +16,7 @@ one producer and one consumer for its whole life instead of a new client per att
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kquota.errors import KquotaError
+
+_log = logging.getLogger(__name__)
 
 SLICE = 0.2
 """Longest single blocking librdkafka call, in seconds: how soon a signal or a stop is seen."""
@@ -102,7 +105,7 @@ class LeaseLog:
     ) -> None:
         from confluent_kafka import KafkaException, Producer
 
-        from kquota.audit import _Scrubber, _ScrubbingLogger
+        from kquota.kafka.librdkafka import Scrubber, ScrubbingLogger
 
         self.topic = topic
         config = dict(producer_config)
@@ -111,7 +114,7 @@ class LeaseLog:
         )
         self.bootstrap = config["bootstrap.servers"]
         # librdkafka logs every failed reconnect to stderr by default: to DEBUG, scrubbed.
-        logger: Any = _ScrubbingLogger(_Scrubber(producer_config))
+        logger: Any = ScrubbingLogger(Scrubber(producer_config), _log)
         self._base: dict[str, Any] = {
             **{k: v for k, v in config.items() if k not in _PRODUCER_ONLY + _NOT_FOR_LEASE},
             "logger": logger,

@@ -19,7 +19,7 @@ events still cannot be confirmed after it, the apply exits 3, "committed but not
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import click
@@ -30,12 +30,7 @@ from kquota.apply.outcome import Interrupted, exit_code
 from kquota.cli import console
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ProtectArgs, protect_options
-from kquota.cli.options import (
-    TargetingArgs,
-    echo_warnings,
-    live_targeting_options,
-    load_desired_quotas,
-)
+from kquota.cli.options import TargetingArgs, echo_warnings, live_targeting_options
 from kquota.cli.timeout_option import (
     MAX_TIMEOUT,
     MIN_TIMEOUT,
@@ -49,13 +44,13 @@ from kquota.operations.apply import (
     ApplyResult,
     ApplySource,
     AuditOutcome,
+    DesiredPaths,
     PolicyOverrides,
     RunOptions,
     read_checked,
     run_apply,
 )
 from kquota.plan.guard import FLAGS
-from kquota.plan.policy import ProtectMatch
 from kquota.plan.types import Plan
 from kquota.render.apply_report import apply_report_lines
 from kquota.target import Target
@@ -98,15 +93,6 @@ def _refuse_without_terminal(auto_approve: bool) -> None:
         )
 
 
-def _confirm(auto_approve: bool, plan: Plan) -> None:
-    if auto_approve:
-        return
-    _refuse_without_terminal(auto_approve)
-    n = len(plan.alterations)
-    if not click.confirm(f"Apply these changes to {n} entities?", default=False, err=True):
-        raise click.Abort()
-
-
 def _resolve_targeting(where: TargetingArgs, saved_plan: Path | None) -> Target:
     """The operator's target, from flags or kquota.yaml: a saved plan never chooses it."""
     target = where.resolve(require_source=saved_plan is None)
@@ -116,7 +102,6 @@ def _resolve_targeting(where: TargetingArgs, saved_plan: Path | None) -> Target:
             "--bootstrap-server HOST:PORT (with --command-config FILE for credentials); "
             "a saved plan never chooses where to connect"
         )
-    target.config  # noqa: B018 -- checked here, by kquota's rules (no value shown), not the audit client's
     return target
 
 
@@ -202,22 +187,13 @@ def command(
 
 
 def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
-    from kquota.planfile.writer import is_saved_plan
-
-    # Everything local is read and checked before the first connection (issue 9).
-    protect = flags.guard.matches()  # a wrong --protect fails here, before any connection
-    saved_path = flags.plan_or_paths[0] if is_saved_plan(flags.plan_or_paths) else None
-    target = _resolve_targeting(flags.where, saved_path)
+    """flags -> request -> the apply operation -> report -> exit code."""
+    request = _request(flags)
     if flags.ramp:
-        _apply_ramped(flags, target, saved_path, protect, reported)
+        _apply_ramped(flags, request, reported)
         return
-    source: ApplySource
-    if saved_path is not None:
-        source = saved_path
-    else:
-        source = load_desired_quotas(target.desired_paths(flags.plan_or_paths))
     # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
-    result = _apply_one(flags, target, source, protect, _Terminal(flags.auto_approve, reported))
+    result = run_apply(request, _Terminal(flags.auto_approve, reported))
     if result.report is None:
         click.echo("nothing to apply")
         return
@@ -227,10 +203,18 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
         sys.exit(exit_code(result.report))
 
 
-def _request(
-    flags: ApplyFlags, target: Target, source: ApplySource, protect: tuple[ProtectMatch, ...]
-) -> ApplyRequest:
-    """_request is the command line as an apply request (refusals name the CLI's flags)."""
+def _request(flags: ApplyFlags) -> ApplyRequest:
+    """_request is the command line as an apply request (refusals name the CLI's flags).
+
+    Everything local is read and checked before the first connection (issue 9): a wrong
+    ``--protect`` fails here; the operation reads the plan or the desired state.
+    """
+    from kquota.planfile.writer import is_saved_plan
+
+    protect = flags.guard.matches()
+    saved = is_saved_plan(flags.plan_or_paths)
+    target = _resolve_targeting(flags.where, flags.plan_or_paths[0] if saved else None)
+    source: ApplySource = flags.plan_or_paths[0] if saved else DesiredPaths(flags.plan_or_paths)
     return ApplyRequest(
         target,
         source,
@@ -247,24 +231,15 @@ def _request(
     )
 
 
-def _apply_one(
-    flags: ApplyFlags,
-    target: Target,
-    source: ApplySource,
-    protect: tuple[ProtectMatch, ...],
-    view: _Terminal,
-) -> ApplyResult:
-    """_apply_one is the one call into the apply operation, for a plain apply and each ramp
-    step alike: the whole road, from the offline checks to the audit."""
-    return run_apply(_request(flags, target, source, protect), view)
-
-
 @dataclass
 class _Terminal:
     """_Terminal is apply's view: the operator's terminal, asked before anything is written."""
 
     auto_approve: bool
     reported: list[bool]
+
+    def loaded(self, warnings: tuple[object, ...]) -> None:
+        echo_warnings(warnings)
 
     def checked(self) -> None:
         _refuse_without_terminal(self.auto_approve)
@@ -276,7 +251,12 @@ class _Terminal:
         console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
 
     def confirm(self, plan: Plan) -> None:
-        _confirm(self.auto_approve, plan)
+        if self.auto_approve:
+            return
+        _refuse_without_terminal(self.auto_approve)
+        n = len(plan.alterations)
+        if not click.confirm(f"Apply these changes to {n} entities?", default=False, err=True):
+            raise click.Abort()
 
     def committed(self, plan: Plan, report: ApplyReport) -> None:
         for line in apply_report_lines(report, len(plan.alterations)):
@@ -297,13 +277,7 @@ class _RampStep(_Terminal):
             self.confirmed.append(True)
 
 
-def _apply_ramped(
-    flags: ApplyFlags,
-    target: Target,
-    saved_path: Path | None,
-    protect: tuple[ProtectMatch, ...],
-    reported: list[bool],
-) -> None:
+def _apply_ramped(flags: ApplyFlags, request: ApplyRequest, reported: list[bool]) -> None:
     """_apply_ramped applies a saved plan in ramp steps (:mod:`kquota.operations.ramp`): the
     plan is read and checked as every saved plan is, the schedule is shown and confirmed once,
     then each step goes the whole apply road (its own request, checks, lease and audit)."""
@@ -312,12 +286,13 @@ def _apply_ramped(
     from kquota.plan.ramp import ramped_keys
     from kquota.render.ramp import schedule_lines
 
-    if saved_path is None:
+    target = request.target
+    if not isinstance(request.source, Path):
         raise UsageError(
             "--ramp applies a saved plan: make it with kquota plan --out PLAN.json, review it, "
             "then kquota apply --ramp PLAN.json"
         )
-    saved = read_checked(_request(flags, target, saved_path, protect))  # before connecting
+    saved = read_checked(request)  # before connecting
     _refuse_without_terminal(flags.auto_approve)
     ramp = target.cluster.policy.ramp if target.cluster is not None else None
     if ramp is None:
@@ -342,7 +317,7 @@ def _apply_ramped(
 
     def step(plan: Plan) -> ApplyResult:
         # Each step publishes and confirms its own events (its own audit client).
-        result = _apply_one(flags, target, plan, protect, view)
+        result = run_apply(replace(request, source=plan), view)
         if result.audit is not None and result.audit.confirmed:
             click.echo(result.audit.message)  # each step's events, as they are confirmed
         return result

@@ -272,7 +272,7 @@ def drift_cmd(fleet: FleetFlags, processes: str, prune: bool) -> None:
     "--principals",
     required=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="(user, client-id) pairs: CSV with a 'user,client-id' header, or JSON Lines.",
+    help="Principals to resolve, one a line: user=NAME,client-id=ID (as for plan --principals).",
 )
 @click.option(
     "--source",
@@ -283,10 +283,10 @@ def drift_cmd(fleet: FleetFlags, processes: str, prune: bool) -> None:
 )
 def resolve_cmd(fleet: FleetFlags, principals: Path, source: str) -> None:
     """Write OUT/<cluster>.effective.jsonl: each principal's effective quotas and sources."""
-    from kquota.fleet.resolve import read_principals
     from kquota.operations.fleet import fleet_resolve
+    from kquota.principals.listed import read_user_clients
 
-    pairs = read_principals(principals)
+    pairs = read_user_clients(principals)
     began = time.monotonic()
     clusters = fleet_resolve(fleet.run(), pairs, fleet.out, source=source)
     click.echo(

@@ -21,7 +21,7 @@ from kquota.errors import KquotaError, UsageError
 
 
 def _config(where: TargetingArgs) -> dict[str, str]:
-    from kquota.audit import producer_config
+    from kquota.apply.lease import lease_config
 
     target = where.resolve(require_source=False)
     if target.cluster is None and target.bootstrap_server is None:
@@ -29,7 +29,7 @@ def _config(where: TargetingArgs) -> dict[str, str]:
             "which cluster's apply lease? give --cluster NAME (from kquota.yaml) or "
             "--bootstrap-server HOST:PORT (with --command-config FILE for credentials)"
         )
-    return producer_config(target.client_properties())
+    return lease_config(target.client_properties())
 
 
 @click.group("lease", epilog=EXAMPLES["lease"])

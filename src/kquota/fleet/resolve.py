@@ -9,58 +9,18 @@ rows, the local engine with dictionary lookups. Output, one file per cluster,
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kquota.errors import KquotaError
-from kquota.localfile import MiB, UnreadableFile, read_text
 from kquota.model import Entity, QuotaState
 from kquota.plan.precedence import Level, candidate, choose
 from kquota.plan.resolver import resolve
 from kquota.quotakeys import CLIENT_KEYS
 
-MAX_PRINCIPALS_BYTES = 256 * MiB
-"""The largest principals file read (CSV or JSON Lines, one principal a line)."""
-
 UserClient = tuple[str, str]
 Effective = dict[str, tuple[float, Entity]]
-
-
-def read_principals(path: Path) -> list[UserClient]:
-    """read_principals reads ``user,client-id`` CSV (with that header) or JSON Lines."""
-    try:
-        text = read_text(path, limit=MAX_PRINCIPALS_BYTES, larger="split the principals")
-    except UnreadableFile as e:
-        raise KquotaError(e.message(path, "principals")) from None
-    out: list[UserClient] = []
-    if path.suffix == ".csv":
-        rows = list(csv.reader(text.splitlines()))
-        if not rows or [c.strip() for c in rows[0]] != ["user", "client-id"]:
-            raise KquotaError(f"{path}:1: expected the header 'user,client-id'")
-        for n, row in enumerate(rows[1:], start=2):
-            if len(row) != 2:
-                raise KquotaError(
-                    f"{path}:{n}: expected 2 columns (user,client-id), got {len(row)}"
-                )
-            out.append((row[0].strip(), row[1].strip()))
-        return out
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise KquotaError(f"{path}:{n}: invalid JSON: {e.msg}") from None
-        if not isinstance(obj, dict) or set(obj) - {"user", "client-id"}:
-            raise KquotaError(f'{path}:{n}: expected {{"user": …, "client-id": …}}')
-        user, client = obj.get("user") or "", obj.get("client-id") or ""
-        if not isinstance(user, str) or not isinstance(client, str):
-            raise KquotaError(f"{path}:{n}: user and client-id must be strings")
-        out.append((user, client))
-    return out
 
 
 def _levels(user: str, client: str) -> list[tuple[Level, Entity]]:

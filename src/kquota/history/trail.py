@@ -16,6 +16,7 @@ exactly the changes to undo.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -23,9 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kquota import deadline
-from kquota.audit import ALTERED, AuditError, AuditOp, consumer_config, topic_name_problem
+from kquota.audit import ALTERED, AuditError, AuditOp, topic_name_problem
 from kquota.errors import KquotaError
+from kquota.kafka.librdkafka import consumer_config
 from kquota.model import Entity
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_READ_TIMEOUT = 30.0
 """How long a read may take when no command deadline bounds it."""
@@ -138,7 +142,7 @@ def read_trail(
     if outer is not None and timeout is None:
         budget = max(0.0, outer.remaining())
     ends = time.monotonic() + budget
-    config, scrub = consumer_config(client_properties)
+    config, scrub = consumer_config(client_properties, _log)
     try:
         consumer = Consumer(config)
     except KafkaException as e:

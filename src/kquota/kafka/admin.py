@@ -1,7 +1,7 @@
 """QuotaAdmin: the only door to a cluster for the rest of kquota.
 
 Nothing above this module sees a raw message (franz-go's kmsg/kadm split): callers get
-:data:`~kquota.model.QuotaState` from describes and one :class:`AlteredQuota` per entity from
+:data:`~kquota.model.QuotaState` from describes and one :class:`AlterResult` per entity from
 alters. Decisions:
 
 * **Per-entity results, never one exception for a partial failure.** The broker validates and
@@ -46,7 +46,8 @@ from typing import Any, TypeVar
 
 from kquota import progress
 from kquota.deadline import waiting_on, within_deadline
-from kquota.errors import UsageError
+from kquota.display import safe_text
+from kquota.errors import AlterationFailed, UsageError
 from kquota.kafka.authz import denial
 from kquota.kafka.config import ClientConfig, parse_bootstrap_servers
 from kquota.kafka.conn import (
@@ -86,7 +87,7 @@ from kquota.kafka.quotawire import (
     decode_describe_response,
     encode_alter_request,
 )
-from kquota.model import Entity, QuotaState
+from kquota.model import Entity, QuotaState, display_entity
 
 log = logging.getLogger(__name__)
 
@@ -160,9 +161,20 @@ class QuotaAlteration:
     ops: tuple[QuotaOp, ...]
 
 
+def alteration_failure(entity: Entity, error_name: str, error_message: str | None) -> str:
+    """alteration_failure is the one message for a broker's refusal of an alteration."""
+    return f"{display_entity(entity)}: {safe_text(error_message or '')} ({error_name})"
+
+
 @dataclass(frozen=True, slots=True)
-class AlteredQuota:
-    """AlteredQuota is the broker's verdict on one entity's alteration."""
+class AlterResult:
+    """AlterResult is the broker's verdict on one entity's alteration: the one shape from the
+    wire to the public API (:meth:`kquota.QuotaAdmin.alter`) and the applier.
+
+    The broker applies each entity's changes all or nothing, and answers for each entity on
+    its own, so a call that alters many entities can partly fail: check :attr:`ok` or call
+    :meth:`raise_for_error` on each result.
+    """
 
     entity: Entity
     error_code: int
@@ -171,7 +183,16 @@ class AlteredQuota:
 
     @property
     def ok(self) -> bool:
+        """ok is True when the broker accepted (or, validate-only, would accept) the change."""
         return self.error_code == 0
+
+    def raise_for_error(self) -> None:
+        """raise_for_error raises :class:`~kquota.AlterationFailed` (the CLI's error and
+        message) when the broker refused this entity's alteration."""
+        if not self.ok:
+            raise AlterationFailed(
+                alteration_failure(self.entity, self.error_name, self.error_message)
+            )
 
 
 def _alter_body(alterations: list[AlterationLike], validate_only: bool, version: int) -> bytes:
@@ -461,27 +482,27 @@ class AsyncQuotaAdmin:
 
     async def alter(
         self, alterations: Sequence[AlterationLike], *, validate_only: bool
-    ) -> list[AlteredQuota]:
+    ) -> list[AlterResult]:
         """alter applies (or, with ``validate_only``, checks) alterations; one result each."""
         check_unique(alterations)
         if not alterations:
             return []
         gate = asyncio.Semaphore(self._max_in_flight)
 
-        async def run(chunk: list[AlterationLike]) -> dict[Entity, AlteredQuota]:
+        async def run(chunk: list[AlterationLike]) -> dict[Entity, AlterResult]:
             async with gate:
                 return await self._alter_chunk(chunk, validate_only)
 
         chunks = chunk_alterations(alterations, self._chunk_keys)
-        results: dict[Entity, AlteredQuota] = {}
+        results: dict[Entity, AlterResult] = {}
         for part in await asyncio.gather(*(run(c) for c in chunks)):
             results.update(part)
         return [results[a.entity] for a in alterations]
 
     async def _alter_chunk(
         self, chunk: list[AlterationLike], validate_only: bool
-    ) -> dict[Entity, AlteredQuota]:
-        results: dict[Entity, AlteredQuota] = {}
+    ) -> dict[Entity, AlterResult]:
+        results: dict[Entity, AlterResult] = {}
         todo = chunk
         attempt = 0
         while True:
@@ -507,7 +528,7 @@ class AsyncQuotaAdmin:
                     continue
                 row = error_code(code)
                 message = self._authorization(code, message, ALTER_CLIENT_QUOTAS)
-                results[a.entity] = AlteredQuota(
+                results[a.entity] = AlterResult(
                     a.entity, code, row.name, None if code == 0 else (message or row.message)
                 )
             progress.advance(len(todo) - len(retry))  # per response: the bar moves with each
@@ -649,8 +670,8 @@ class QuotaAdmin:
 
     def alter(
         self, alterations: Sequence[AlterationLike], *, validate_only: bool
-    ) -> list[AlteredQuota]:
-        """alter returns one :class:`AlteredQuota` per alteration, in the given order.
+    ) -> list[AlterResult]:
+        """alter returns one :class:`AlterResult` per alteration, in the given order.
 
         Anything with an entity and ops of key, value and remove will do (a plan's
         alterations, without a copy): :class:`QuotaAlteration` is one."""

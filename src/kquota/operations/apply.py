@@ -122,10 +122,13 @@ def _nothing(*_: object) -> None:
 
 class ApplyView(Protocol):
     """ApplyView is where a command takes part in an apply, before anything is written:
+    ``loaded`` sees the desired state's warnings as soon as it is read (desired state only);
     ``checked`` is told that everything local is read and checked (the last word before the
     first connection); ``shown`` sees the plan and the warnings about the cluster's state once
     it is made or rechecked against the live cluster; ``confirm`` may refuse it (raise);
     ``committed`` sees the report before the audit is published."""
+
+    def loaded(self, warnings: tuple[object, ...]) -> None: ...
 
     def checked(self) -> None: ...
 
@@ -144,6 +147,7 @@ class ApplyHooks:
     confirm: Callable[[Plan], None] = _nothing
     committed: Callable[[Plan, ApplyReport], None] = _nothing
     checked: Callable[[], None] = _nothing
+    loaded: Callable[[tuple[object, ...]], None] = _nothing
 
 
 @dataclass(frozen=True)
@@ -169,9 +173,17 @@ class RunOptions:
     overrides: Overrides = LIBRARY
 
 
-ApplySource = Path | Plan | LoadedDesired
+@dataclass(frozen=True)
+class DesiredPaths:
+    """DesiredPaths is desired state still to be read: YAML files or folders (none: the
+    target's folders, else ``quotas/``). The apply reads it before its first connection."""
+
+    paths: tuple[Path, ...] = ()
+
+
+ApplySource = Path | Plan | DesiredPaths | LoadedDesired
 """What is applied: a saved plan file, a plan held in memory (checked as a saved one), or
-desired state (planned here against the live cluster)."""
+desired state, to read or read already (planned here against the live cluster)."""
 
 
 @dataclass(frozen=True)
@@ -283,7 +295,7 @@ def run_apply(
     cluster, with the principals a saved plan names (planning here: those the cluster's
     discovery finds).
     """
-    policy, props, saved = _offline(request)
+    offline = _offline(request, view)
     run = request.run
     view.checked()
     opened = None
@@ -291,20 +303,42 @@ def run_apply(
         from kquota.audit import AuditPublisher
 
         # A bad configuration fails here, before any connection.
-        publisher = opened = AuditPublisher(run.audit_topic, props)
+        publisher = opened = AuditPublisher(run.audit_topic, offline.props)
     try:
-        return _commit(request, policy, props, saved, view, publisher)
+        return _commit(request, offline, view, publisher)
     finally:
         if opened is not None:
             opened.close()
 
 
-def _offline(request: ApplyRequest) -> tuple[Policy, Mapping[str, str], Plan | None]:
-    """_offline is everything an apply checks before its first connection: the policy built
-    once, a cluster in observe mode refused, a plan (from a file or memory) through the strict
-    reader and the target check, and a plan altering an observed scope refused."""
+@dataclass(frozen=True)
+class _Offline:
+    """_Offline is what an apply knows before its first connection: the policy, the client
+    properties (merged once), and the checked plan or the desired state read."""
+
+    policy: Policy
+    props: Mapping[str, str]
+    saved: Plan | None
+    desired: LoadedDesired | None
+
+
+def _offline(request: ApplyRequest, view: ApplyView) -> _Offline:
+    """_offline is everything an apply reads and checks before its first connection, in this
+    order: the client configuration, the desired state read (its warnings to ``view``), the
+    policy built once, a cluster in observe mode refused, a plan (from a file or memory)
+    through the strict reader and the target check, and a plan altering an observed scope
+    refused."""
     target, source, asked = request.target, request.source, request.policy
+    target.config  # noqa: B018 -- kquota's rules (no value shown), before the audit client's
     props = target.client_properties()
+    desired = source if isinstance(source, LoadedDesired) else None
+    if isinstance(source, DesiredPaths):
+        # The apply road's one read of desired state (the live state is read in _commit),
+        # before the first connection: its problems are reported before anything connects.
+        from kquota.operations.desired import load_desired_state
+
+        desired = load_desired_state(target.desired_paths(source.paths))
+        view.loaded(desired.warnings)
     policy = target.policy(
         prune=asked.prune,
         allow_mass_removal=asked.allow_mass_removal,
@@ -312,30 +346,26 @@ def _offline(request: ApplyRequest) -> tuple[Policy, Mapping[str, str], Plan | N
         allow_protected_change=asked.allow_protected_change,
     )
     refuse_observed(target, policy)  # issue 23: before reading anything more or connecting
-    if isinstance(source, LoadedDesired):
-        return policy, props, None
+    if desired is not None:
+        return _Offline(policy, props, None, desired)
+    assert not isinstance(source, DesiredPaths | LoadedDesired)
     saved = checked_plan(source, target, props, policy)
     refuse_observed(target, policy, saved)  # a saved plan: before connecting too
-    return policy, props, saved
+    return _Offline(policy, props, saved, None)
 
 
 def read_checked(request: ApplyRequest) -> Plan:
     """read_checked reads and checks the request's plan offline, exactly as :func:`run_apply`
     does before connecting (``apply --ramp`` shows its schedule from it first); each step of
     it then goes the whole road again."""
-    _, _, saved = _offline(request)
+    saved = _offline(request, ApplyHooks()).saved
     if saved is None:
         raise TypeError("read_checked: the request applies desired state, not a plan")
     return saved
 
 
 def _commit(
-    request: ApplyRequest,
-    policy: Policy,
-    props: Mapping[str, str],
-    saved: Plan | None,
-    view: ApplyView,
-    publisher: AuditPublisher | None,
+    request: ApplyRequest, offline: _Offline, view: ApplyView, publisher: AuditPublisher | None
 ) -> ApplyResult:
     import contextlib
 
@@ -347,6 +377,7 @@ def _commit(
     from kquota.target import Origin
 
     target, asked, run = request.target, request.policy, request.run
+    policy, props, saved, desired = offline.policy, offline.props, offline.saved, offline.desired
     with target.admin() as admin, contextlib.ExitStack() as held:
         with phase("connect", unit="brokers") as step:
             cluster_id = admin.cluster_id()  # the cluster answers before the lease is sought
@@ -361,7 +392,7 @@ def _commit(
             already = check_not_stale(saved, current, cluster_id)
             plan = judge(saved, policy, current)
         else:
-            assert isinstance(request.source, LoadedDesired)
+            assert desired is not None
             discovery = None
             if any(m.exact() is None for m in policy.protect):  # globs need principals
                 from kquota.principals.live import discover
@@ -372,7 +403,7 @@ def _commit(
             capacity = for_apply(target, policy, discovery)  # the capacity guard, as in plan
             result = plan_against(
                 target,
-                request.source,
+                desired,
                 current,
                 Origin(target.label, cluster_id),
                 prune=asked.prune,

@@ -26,49 +26,12 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any
 
-from kquota.model import CLIENT_ID, IP, USER, Entity, QuotaState
+from kquota.model import IP, Entity, QuotaState
 from kquota.names import Address, ip_address
 from kquota.plan.precedence import Level, candidate, choose
+from kquota.plan.principal import Principal as Principal
+from kquota.plan.principal import unique_principals as unique_principals
 from kquota.quotakeys import CLIENT_KEYS, IP_KEYS
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Principal is who asks: a user (principal name), a client-id, and/or a client ip."""
-
-    user: str | None = None
-    client_id: str | None = None
-    ip: str | None = None
-
-    def __post_init__(self) -> None:
-        # The public API's door: a name that is not a str fails here, not in a sort later.
-        for field_name in ("user", "client_id", "ip"):
-            value = getattr(self, field_name)
-            if value is not None and not isinstance(value, str):
-                from kquota.argcheck import refuse
-
-                raise refuse(f"Principal: {field_name}", "a str or None", value)
-
-    def entity(self) -> Entity:
-        """entity is the principal in the entity JSON form (only the names given)."""
-        parts: dict[str, str | None] = {}
-        if self.user is not None:
-            parts[USER] = self.user
-        if self.client_id is not None:
-            parts[CLIENT_ID] = self.client_id
-        if self.ip is not None:
-            parts[IP] = self.ip
-        return Entity.of(parts)
-
-
-def unique_principals(principals: Iterable[Principal]) -> tuple[Principal, ...]:
-    """unique_principals is each principal once, sorted by user, client-id, ip (absent names
-    first): the one order impact, discovery and saved plans list principals in."""
-    return tuple(
-        sorted(
-            dict.fromkeys(principals), key=lambda p: (p.user or "", p.client_id or "", p.ip or "")
-        )
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kquota.model import Entity
-from kquota.plan.resolver import Principal, ResolutionChange, ResolvedQuota
+from kquota.plan.principal import Principal
+from kquota.plan.resolver import ResolutionChange, ResolvedQuota
 
 if TYPE_CHECKING:
     from kquota.plan.capacity import CapacityReport

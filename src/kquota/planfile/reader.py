@@ -366,7 +366,7 @@ def _impact(value: object, check: _Checker) -> PlanImpact:
     """_impact reads the principals a saved plan's impact names: apply resolves them again
     on the live cluster (:func:`kquota.plan.guard.judge`), so values and verdict in the file
     count for nothing; only the names are taken, each checked."""
-    from kquota.plan.resolver import Principal, unique_principals
+    from kquota.plan.principal import Principal, unique_principals
 
     allowed = 'a list of {"principal": {"user"|"client-id"|"ip": name}, "key", "before", "after"}'
     found: list[Principal] = []

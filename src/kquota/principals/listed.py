@@ -18,6 +18,10 @@ line works in a file and the other way round::
 - UTF-8, a regular file of at most :data:`MAX_FILE_BYTES`. Every problem is reported with
   ``file:line:column``, at most :data:`MAX_PROBLEMS` of them; nothing is planned with a file
   that has one.
+
+Every ``--principals`` reads this one format: ``plan``, ``fleet plan`` (:func:`read_principals`)
+and ``fleet resolve`` (:func:`read_user_clients`, which resolves user and client-id quotas, so
+it refuses ``ip``).
 """
 
 from __future__ import annotations
@@ -28,11 +32,13 @@ from kquota.desired.loader import read_limited
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.model import CLIENT_ID, IP, USER
 from kquota.names import ip_address
-from kquota.plan.resolver import Principal, unique_principals
+from kquota.plan.principal import Principal, unique_principals
 from kquota.principals.model import Discovery, SourceReport
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest principals file read: 64 MiB, over a million principals."""
+MAX_PAIRS_FILE_BYTES = 256 * 1024 * 1024
+"""The largest file ``fleet resolve`` reads: it resolves millions of principals in one job."""
 MAX_PROBLEMS = 100
 """A file with more problems than this is reported up to here: it is not a principals file."""
 
@@ -71,18 +77,40 @@ def read_principals(path: Path) -> Discovery:
     assert data is not None
     found = _parse(data, str(path), problems)
     problems.raise_if_any()
-    unique = unique_principals(found)
+    unique = unique_principals(p for _, p in found)
     return Discovery(unique, (SourceReport(f"file:{path}", len(unique)),))
 
 
-def _parse(data: bytes, name: str, problems: Problems) -> list[Principal]:
+def read_user_clients(path: Path) -> list[tuple[str, str]]:
+    """read_user_clients reads a principals file as ``fleet resolve`` takes it: (user,
+    client-id) pairs in the file's order, a repeated line kept (one output line per input
+    line), an absent name as the empty one (a client that sends none). DesiredStateError
+    listing every problem with file:line:column; an ``ip`` is one (the fleet resolves user
+    and client-id quotas)."""
+    problems = Problems()
+    data = read_limited(path, problems, limit=MAX_PAIRS_FILE_BYTES, larger="split the principals")
+    problems.raise_if_any()
+    assert data is not None
+    found = _parse(data, str(path), problems)
+    for n, p in found:
+        if p.ip is not None:
+            problems.add(
+                SourceLocation(str(path), n, 1),
+                "ip: fleet resolve resolves user and client-id quotas",
+                "user=NAME,client-id=ID (each optional, one at least)",
+            )
+    problems.raise_if_any()
+    return [(p.user or "", p.client_id or "") for _, p in found]
+
+
+def _parse(data: bytes, name: str, problems: Problems) -> list[tuple[int, Principal]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         at = SourceLocation(name, data[: e.start].count(b"\n") + 1, 1)
         problems.add(at, "not UTF-8 text", "a UTF-8 text file")
         return []
-    found: list[Principal] = []
+    found: list[tuple[int, Principal]] = []
     for n, line in enumerate(text.split("\n"), start=1):
         if len(problems.items) >= MAX_PROBLEMS:
             problems.add(
@@ -102,7 +130,7 @@ def _parse(data: bytes, name: str, problems: Problems) -> list[Principal]:
         if wrong is not None:
             problems.add(at, wrong[0], wrong[1])
             continue
-        found.append(principal)
+        found.append((n, principal))
     return found
 
 
