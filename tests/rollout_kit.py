@@ -118,8 +118,8 @@ def lease_held(bootstrap: str) -> Iterator[None]:
     """lease_held holds the broker's apply lease for the block, renewed, as another apply
     would: applies to that broker wait for it."""
     from kquota.apply.lease import apply_lease
-    from kquota.audit import producer_config
     from kquota.deadline import Deadline
+    from kquota.kafka.librdkafka import producer_config
 
     limit = Deadline(time.monotonic() + 300, "the test's lease")
     with apply_lease(producer_config({"bootstrap.servers": bootstrap}), limit):
@@ -131,7 +131,7 @@ def lease_log(bootstrap: str) -> list[tuple[int, int | None]]:
     claim's process (None: a renewal or a release)."""
     from kquota.apply.lease import LEASE_TOPIC
     from kquota.apply.lease_log import LeaseLog
-    from kquota.audit import producer_config
+    from kquota.kafka.librdkafka import producer_config
 
     log = LeaseLog(producer_config({"bootstrap.servers": bootstrap}), LEASE_TOPIC)
     try:
