@@ -24,6 +24,7 @@ from pathlib import Path
 
 import click
 
+from kquota import timings
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.interrupts import signals_stop_apply, stop_signal
 from kquota.apply.outcome import Interrupted, exit_code
@@ -272,8 +273,9 @@ class _Terminal:
     def shown(self, plan: Plan, warnings: tuple[str, ...]) -> None:
         from kquota.render.text import render_plan as render_text
 
-        echo_warnings(warnings)
-        console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
+        with timings.span("render"):
+            echo_warnings(warnings)
+            console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
 
     def confirm(self, plan: Plan) -> None:
         _confirm(self.auto_approve, plan)
