@@ -82,7 +82,7 @@ class SizeResult:
     size: int
     keys: int
     rows: list[Row] = field(default_factory=list)
-    phases: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    phases: dict[str, dict[str, tuple[float, float, float]]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------- the batch
@@ -208,48 +208,55 @@ PHASE_ROWS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
 FIRST, LAST = PHASE_ROWS[0][0], PHASE_ROWS[-1][0]
 
 
-def kquota_spans(path: Path) -> list[tuple[str, float, float]]:
-    """kquota_spans reads ``KQUOTA_PHASE_TIMES``'s file: (name, start, end), epoch seconds."""
+Span = tuple[str, float, float, float]
+"""A step's name, start and end (epoch seconds) and the process's CPU seconds in it."""
+
+
+def kquota_spans(path: Path) -> list[Span]:
+    """kquota_spans reads ``KQUOTA_PHASE_TIMES``'s file."""
     spans = []
     for line in path.read_text().splitlines():
-        name, start, end = line.split("\t")
-        spans.append((name, float(start), float(end)))
+        name, start, end, cpu = line.split("\t")
+        spans.append((name, float(start), float(end), float(cpu)))
     return spans
 
 
-def java_spans(output: str) -> list[tuple[str, float, float]]:
-    """java_spans reads AlterAll's ``phase NAME START END`` lines (epoch milliseconds)."""
+def java_spans(output: str) -> list[Span]:
+    """java_spans reads AlterAll's ``phase NAME START END`` lines (epoch milliseconds; no
+    CPU time)."""
     spans = []
     for line in output.splitlines():
         if line.startswith("phase "):
             _, name, start, end = line.split()
-            spans.append((name, int(start) / 1000, int(end) / 1000))
+            spans.append((name, int(start) / 1000, int(end) / 1000, 0.0))
     return spans
 
 
-def phase_times(
-    spans: list[tuple[str, float, float]], launched: float, wall: float, java: bool
-) -> dict[str, tuple[float, float]]:
-    """phase_times is each table row's (start after launch, seconds) for one run."""
-    rows: dict[str, tuple[float, float]] = {}
+Times = tuple[float, float, float]
+"""A table row's start after the launch, its seconds and its CPU seconds."""
+
+
+def phase_times(spans: list[Span], launched: float, wall: float, java: bool) -> dict[str, Times]:
+    """phase_times is each table row's times for one run."""
+    rows: dict[str, Times] = {}
     steps = [sp for sp in spans if sp[0] != "jvm_start-up"]
     if not steps:
         return rows
-    first = min(st for _, st, _ in steps)
-    last = max(en for _, _, en in steps)
-    rows[FIRST] = (0.0, first - launched)
+    first = min(sp[1] for sp in steps)
+    last = max(sp[2] for sp in steps)
+    rows[FIRST] = (0.0, first - launched, 0.0)
     for row, ours, theirs in PHASE_ROWS[1:-1]:
         names = theirs if java else ours
-        hits = [(st, en) for n, st, en in spans if n in names]
+        hits = [sp for sp in spans if sp[0] in names]
         if hits:
-            st, en = min(h[0] for h in hits), max(h[1] for h in hits)
-            rows[row] = (st - launched, en - st)
-    rows[LAST] = (last - launched, launched + wall - last)
+            st, en = min(h[1] for h in hits), max(h[2] for h in hits)
+            rows[row] = (st - launched, en - st, sum(h[3] for h in hits))
+    rows[LAST] = (last - launched, launched + wall - last, 0.0)
     return rows
 
 
-def median_phases(runs: list[dict[str, tuple[float, float]]]) -> dict[str, tuple[float, float]]:
-    """median_phases: per row, the median start and the median seconds over the runs."""
+def median_phases(runs: list[dict[str, Times]]) -> dict[str, Times]:
+    """median_phases: per row, the median of each time over the runs."""
     out = {}
     for row, _, _ in PHASE_ROWS:
         got = [r[row] for r in runs if row in r]
@@ -257,6 +264,7 @@ def median_phases(runs: list[dict[str, tuple[float, float]]]) -> dict[str, tuple
             out[row] = (
                 statistics.median(g[0] for g in got),
                 statistics.median(g[1] for g in got),
+                statistics.median(g[2] for g in got),
             )
     return out
 
@@ -287,7 +295,7 @@ def bench_size(
     }  # fmt: skip
     walls: dict[str, list[float]] = {name: [] for name in tools}
     rsss: dict[str, list[float]] = {name: [] for name in tools}
-    phases: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in tools}
+    phases: dict[str, list[dict[str, Times]]] = {name: [] for name in tools}
     env = dict(os.environ, KQUOTA_PHASE_TIMES=str(times))
     with QuotaAdmin(bootstrap) as admin:
         wait_for(admin, {}, "before the runs")
@@ -482,7 +490,9 @@ def render(
         "`kquota.timings`; AlterAll: its `phase` lines), set against the process's launch and "
         "exit: per step, when it began after the launch (*at*) and how long it took (*s*), "
         f"median of the {reps} runs above. Steps that run at once show overlapping clocks, "
-        "so a column need not add up to the wall. The Java start-up row ends when AlterAll's "
+        "so a column need not add up to the wall. kquota's *CPU s* is the CPU time its whole "
+        "process used during the step (every thread): the rest of the step was waiting for "
+        "the broker. The Java start-up row ends when AlterAll's "
         "`main` starts reading the batch (JVM start and class loading of the main class).",
     ]
     for r in results:
@@ -491,14 +501,16 @@ def render(
             "",
             f"{r.size:,} alterations:",
             "",
-            f"| step | {KQUOTA} at | s | {PEER} at | s | ratio | {OLD_PEER} at | s |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            f"| step | {KQUOTA} at | s | CPU s | {PEER} at | s | ratio | {OLD_PEER} at | s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for step, _, _ in PHASE_ROWS:
             cells = []
             for tool in (ours, java, old):
                 got = tool.get(step)
                 cells += ["", ""] if got is None else [f"{got[0]:.2f}", f"{got[1]:.2f}"]
+                if tool is ours:
+                    cells.append("" if got is None or not got[2] else f"{got[2]:.2f}")
                 if tool is java:
                     both = ours.get(step), got
                     ratio = (
@@ -510,7 +522,7 @@ def render(
             lines.append(f"| {step} | {' | '.join(cells)} |")
         walls = {row.tool: row.wall for row in r.rows}
         lines.append(
-            f"| **whole process (median wall)** | | **{walls[KQUOTA]:.2f}** | | "
+            f"| **whole process (median wall)** | | **{walls[KQUOTA]:.2f}** | | | "
             f"**{walls[PEER]:.2f}** | **{walls[KQUOTA] / walls[PEER]:.2f}x** | | "
             f"**{walls[OLD_PEER]:.2f}** |"
         )
