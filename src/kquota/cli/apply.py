@@ -45,6 +45,7 @@ from kquota.cli.timeout_option import (
     timeout_option,
 )
 from kquota.errors import KquotaError, UsageError
+from kquota.gcpause import collector_paused
 from kquota.operations.apply import (
     ApplyRequest,
     ApplyResult,
@@ -195,7 +196,7 @@ def command(
         ramp_interval=ramp_interval,
     )  # fmt: skip
     reported: list[bool] = []
-    with signals_stop_apply():
+    with signals_stop_apply(), collector_paused():  # large acyclic data: kquota.gcpause
         try:
             _apply(flags, reported)
         except KeyboardInterrupt:
