@@ -7,31 +7,33 @@ kquota and as a TSV file for the Java program. Each tool then applies the whole 
 separate process, on a cluster that holds no quota at all:
 
 - ``kquota``: ``kquota apply DIR --bootstrap-server BS --auto-approve``: loads the YAML,
-  describes the cluster and plans, prints the plan, sends a validate-only pass over every
-  alteration, commits (in apply's batches, each chunked below the controller's limit),
-  then describes again until the cluster shows every change (verification);
-- ``java commit``: ``benchmarks/java`` AlterAll, ``Admin.alterClientQuotas`` once per chunk
-  of at most 5,000 changed keys (the AdminClient sends one request per call and the controller
-  fails every entry of a request changing more than 10,000 keys), all chunks submitted at
-  once, every entity's future checked;
-- ``java validate+commit``: the same with a ``validateOnly(true)`` pass over every chunk first
-  (nothing committed if any entity fails it);
-- ``java validate+commit+verify``: the same, then waits until describe shows every entity with
-  its values, as kquota's verification does (the last entity by exact filter, then
-  describe-all): the like-for-like peer of kquota apply's wire work.
+  connects, takes the apply lease, describes the cluster and plans, prints the plan, sends a
+  validate-only pass over every alteration, commits (in apply's batches, each chunked below
+  the controller's limit), then describes until every broker shows every change
+  (verification), and releases the lease;
+- ``java validate+commit+poll`` (the peer, issue 22): ``benchmarks/java`` AlterAll,
+  ``Admin.alterClientQuotas`` with ``validateOnly(true)`` over every chunk of at most 5,000
+  changed keys (the AdminClient sends one request per call and the controller fails every
+  entry of a request changing more than 10,000 keys), all chunks submitted at once, then the
+  same chunks committed, then describe-all every 100 ms until every entity shows its values;
+- ``java validate+commit+verify``: the same two passes, then the wait kquota's verification
+  used when issue 12 was measured (the last entity written by an exact filter, 20 ms doubling
+  to 250 ms apart, then describe-all 250 ms apart until all show): the peer BENCHMARKS.md's
+  1.28x was measured against, kept to show where that figure came from.
 
-kquota does more than either Java variant (describe before, plan, render, verify after);
-``--breakdown`` (default on) times kquota's phases in-process on one more apply at each size
-by wrapping QuotaAdmin and running the real ``apply_plan``, so the table shows where its time
-goes. Every run is checked afterwards (describe until the cluster shows exactly the batch,
-bounded), then every entity is removed again with kquota's alter; checks and removal are not
-timed. Wall time and peak RSS of each process tree come from ``proctree.run_measured``.
+Both tools report their own phases: kquota through ``KQUOTA_PHASE_TIMES`` (``kquota.timings``:
+every progress phase plus the lease, the plan and the render, in epoch seconds), AlterAll
+through its ``phase NAME START END`` lines; the benchmark sets them against the process's
+launch and exit. Every run is checked afterwards (describe until the cluster shows exactly
+the batch, bounded), then every entity is removed again with kquota's alter; checks and
+removal are not timed. Wall time and peak RSS of each process tree come from
+``proctree.run_measured``.
 
 Usage: ``python benchmarks/bench_apply.py [--sizes 10000,100000] [--reps 3] [--out FILE]``
-(each tool runs ``--reps`` times per size, round robin; median wall, largest RSS); by default
-it first waits (polling every 30 s, up to 40 minutes) until no ``bench_fleet.py`` runs, so it
-measures an otherwise idle machine. Writes ``benchmarks/RESULTS-apply.md``. Bounded: the
-whole run takes a few minutes.
+(each tool runs ``--reps`` times per size, round robin; median wall, largest RSS, median of
+each phase); by default it first waits (polling every 30 s, up to 40 minutes) until no
+``bench_fleet.py`` runs. Writes ``benchmarks/RESULTS-apply.md``. Bounded: the whole run takes
+a few minutes.
 """
 
 from __future__ import annotations
@@ -44,10 +46,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 import javapeer  # noqa: E402
@@ -82,8 +82,7 @@ class SizeResult:
     size: int
     keys: int
     rows: list[Row] = field(default_factory=list)
-    phases: dict[str, float] = field(default_factory=dict)
-    java_passes: dict[str, float] = field(default_factory=dict)
+    phases: dict[str, dict[str, tuple[float, float, float]]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------- the batch
@@ -164,9 +163,11 @@ def build_java() -> list[str]:
     return javapeer.build_java("kquota.bench.AlterAll", "bench-apply-java", KAFKA_VERSION)
 
 
-def measured(cmd: list[str], *, expect_ok: bool = True) -> tuple[float, float, str]:
+def measured(
+    cmd: list[str], *, expect_ok: bool = True, env: dict[str, str] | None = None
+) -> tuple[float, float, str]:
     """measured runs ``cmd``; returns (wall seconds, peak RSS MiB of the tree, its output)."""
-    wall, rss, proc = run_measured(cmd, timeout=TOOL_TIMEOUT)
+    wall, rss, proc = run_measured(cmd, timeout=TOOL_TIMEOUT, env=env)
     output = proc.stdout + proc.stderr
     if expect_ok and proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}… failed ({proc.returncode}):\n{output[-3000:]}")
@@ -185,85 +186,95 @@ def wait_until_idle(pattern: str) -> float:
     return time.monotonic() - began
 
 
-# ---------------------------------------------------------------------------- in-process
+# ---------------------------------------------------------------------------- phases
+
+# Rows of the phase table: (row, kquota's spans, AlterAll's phases). A row's time is from the
+# first span's start to the last one's end; kquota's spans may overlap other rows (steps run
+# at once show their own clocks).
+PHASE_ROWS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
+    ("start-up (launch to the first step)", (), ()),
+    ("read the input (YAML: load and check; Java: the TSV)", ("load",), ("read_the_batch",)),
+    ("connect (Java: create the AdminClient)", ("connect",), ("create_the_AdminClient",)),
+    ("apply lease", ("lease",), ()),
+    ("describe-all before", ("describe",), ()),
+    ("plan", ("plan",), ()),
+    ("render the plan", ("render",), ()),
+    ("validate-only pass", ("validate-only",), ("validate-only_pass",)),
+    ("commit pass", ("commit",), ("commit_pass",)),
+    ("verify (until every write shows)", ("verify",), ("verify",)),
+    ("lease release", ("lease release",), ()),
+    ("exit (the last step's end to the process's end)", (), ()),
+]
+FIRST, LAST = PHASE_ROWS[0][0], PHASE_ROWS[-1][0]
 
 
-class TimedAdmin:
-    """TimedAdmin wraps QuotaAdmin for ``apply_plan``: adds up the time of its alter calls,
-    notes when the last commit returned and counts the verifying describes."""
-
-    def __init__(self, admin: QuotaAdmin, phases: dict[str, float]) -> None:
-        self._admin = admin
-        self._phases = phases
-        self.commit_end = 0.0
-        self.describes = 0
-        self.exact_reads = 0
-
-    def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> Sequence[Any]:
-        phase = "validate-only pass" if validate_only else "commit pass"
-        t0 = time.perf_counter()
-        try:
-            return self._admin.alter(alterations, validate_only=validate_only)
-        finally:
-            now = time.perf_counter()
-            self._phases[phase] = self._phases.get(phase, 0.0) + now - t0
-            if not validate_only:
-                self.commit_end = now
-
-    def describe_all(self) -> QuotaState:
-        self.describes += 1
-        return self._admin.describe_all()
-
-    def describe_each_broker(self) -> Sequence[QuotaState]:
-        self.describes += 1
-        return self._admin.describe_each_broker()
-
-    def describe_entities_each_broker(self, entities: Sequence[Entity]) -> Sequence[QuotaState]:
-        self.exact_reads += 1
-        return self._admin.describe_entities_each_broker(entities)
+Span = tuple[str, float, float, float]
+"""A step's name, start and end (epoch seconds) and the process's CPU seconds in it."""
 
 
-def breakdown(bootstrap: str, yaml_dir: Path) -> dict[str, float]:
-    """breakdown runs kquota apply's steps in-process with a clock on each (the real
-    ``apply_plan``; the CLI's own glue is the same calls); returns seconds per phase."""
-    from kquota.apply.applier import apply_plan
-    from kquota.cli.options import load_desired_quotas
-    from kquota.plan.planner import plan as make
-    from kquota.plan.policy import Policy
-    from kquota.render.text import render_plan
+def kquota_spans(path: Path) -> list[Span]:
+    """kquota_spans reads ``KQUOTA_PHASE_TIMES``'s file."""
+    spans = []
+    for line in path.read_text().splitlines():
+        name, start, end, cpu = line.split("\t")
+        spans.append((name, float(start), float(end), float(cpu)))
+    return spans
 
-    phases: dict[str, float] = {}
-    t0 = time.perf_counter()
-    desired = load_desired_quotas([yaml_dir])
-    t1 = time.perf_counter()
-    phases["load desired YAML"] = t1 - t0
-    with QuotaAdmin(bootstrap) as admin:
-        admin.cluster_id()
-        current = admin.describe_all()
-        t2 = time.perf_counter()
-        phases["connect, cluster id, describe-all"] = t2 - t1
-        plan = make(desired.quotas, current, Policy(), cluster=None)
-        t3 = time.perf_counter()
-        phases["plan"] = t3 - t2
-        render_plan(plan)
-        phases["render the plan as text"] = time.perf_counter() - t3
-        timed = TimedAdmin(admin, phases)
-        report = apply_plan(timed, plan, verify_timeout=float(VERIFY_TIMEOUT))
-        phases["verify (until every broker shows every write)"] = (
-            time.perf_counter() - timed.commit_end
-        )
-        phases["verifying describe-all calls (count)"] = timed.describes
-        phases["verifying exact-read polls (count)"] = timed.exact_reads
-    if not report.ok or len(report.committed) != len(desired.quotas):
-        raise SystemExit(f"in-process apply did not commit everything: {report}")
-    total = time.perf_counter() - t0
-    counted = sum(v for k, v in phases.items() if "count" not in k)
-    phases["other (applier glue, closing)"] = total - counted
-    phases["total"] = total
-    return phases
+
+def java_spans(output: str) -> list[Span]:
+    """java_spans reads AlterAll's ``phase NAME START END`` lines (epoch milliseconds; no
+    CPU time)."""
+    spans = []
+    for line in output.splitlines():
+        if line.startswith("phase "):
+            _, name, start, end = line.split()
+            spans.append((name, int(start) / 1000, int(end) / 1000, 0.0))
+    return spans
+
+
+Times = tuple[float, float, float]
+"""A table row's start after the launch, its seconds and its CPU seconds."""
+
+
+def phase_times(spans: list[Span], launched: float, wall: float, java: bool) -> dict[str, Times]:
+    """phase_times is each table row's times for one run."""
+    rows: dict[str, Times] = {}
+    steps = [sp for sp in spans if sp[0] != "jvm_start-up"]
+    if not steps:
+        return rows
+    first = min(sp[1] for sp in steps)
+    last = max(sp[2] for sp in steps)
+    rows[FIRST] = (0.0, first - launched, 0.0)
+    for row, ours, theirs in PHASE_ROWS[1:-1]:
+        names = theirs if java else ours
+        hits = [sp for sp in spans if sp[0] in names]
+        if hits:
+            st, en = min(h[1] for h in hits), max(h[2] for h in hits)
+            rows[row] = (st - launched, en - st, sum(h[3] for h in hits))
+    rows[LAST] = (last - launched, launched + wall - last, 0.0)
+    return rows
+
+
+def median_phases(runs: list[dict[str, Times]]) -> dict[str, Times]:
+    """median_phases: per row, the median of each time over the runs."""
+    out = {}
+    for row, _, _ in PHASE_ROWS:
+        got = [r[row] for r in runs if row in r]
+        if got:
+            out[row] = (
+                statistics.median(g[0] for g in got),
+                statistics.median(g[1] for g in got),
+                statistics.median(g[2] for g in got),
+            )
+    return out
 
 
 # ---------------------------------------------------------------------------- main
+
+
+KQUOTA = "kquota apply"
+PEER = "java validate+commit+poll"
+OLD_PEER = "java validate+commit+verify"
 
 
 def bench_size(
@@ -272,31 +283,29 @@ def bench_size(
     state = batch(size)
     keys = sum(len(v) for v in state.values())
     yaml_dir, tsv = write_inputs(state, work / f"n{size}")
+    times = work / f"phases-{size}.tsv"
     result = SizeResult(size, keys)
     tools: dict[str, list[str]] = {
-        "kquota apply": [
+        KQUOTA: [
             sys.executable, "-m", "kquota.cli.main", "apply", str(yaml_dir),
             "--bootstrap-server", bootstrap, "--auto-approve", "--verify-timeout", VERIFY_TIMEOUT,
         ],
-        "java commit": [*java_cmd, bootstrap, str(tsv), "commit", str(CHUNK_KEYS)],
-        "java validate+commit": [
-            *java_cmd, bootstrap, str(tsv), "validate-commit", str(CHUNK_KEYS),
-        ],
-        "java validate+commit+verify": [
-            *java_cmd, bootstrap, str(tsv), "validate-commit-verify", str(CHUNK_KEYS),
-        ],
+        PEER: [*java_cmd, bootstrap, str(tsv), "validate-commit-poll", str(CHUNK_KEYS)],
+        OLD_PEER: [*java_cmd, bootstrap, str(tsv), "validate-commit-verify", str(CHUNK_KEYS)],
     }  # fmt: skip
     walls: dict[str, list[float]] = {name: [] for name in tools}
     rsss: dict[str, list[float]] = {name: [] for name in tools}
-    passes: dict[str, list[float]] = {p: [] for p in JAVA_PASSES.values()}
+    phases: dict[str, list[dict[str, Times]]] = {name: [] for name in tools}
+    env = dict(os.environ, KQUOTA_PHASE_TIMES=str(times))
     with QuotaAdmin(bootstrap) as admin:
         wait_for(admin, {}, "before the runs")
         for rep in range(args.reps):  # round robin: drift in the machine's load hits all tools
             for name, cmd in tools.items():
-                wall, rss, output = measured(cmd)
-                if name == "java validate+commit+verify":
-                    for pass_name, ms in java_pass_ms(output).items():
-                        passes[pass_name].append(ms / 1000)
+                times.unlink(missing_ok=True)
+                launched = time.time()
+                wall, rss, output = measured(cmd, env=env)
+                spans = kquota_spans(times) if name == KQUOTA else java_spans(output)
+                phases[name].append(phase_times(spans, launched, wall, java=name != KQUOTA))
                 wait_for(admin, state, f"{name} at {size:,}")
                 walls[name].append(wall)
                 rsss[name].append(rss)
@@ -305,31 +314,8 @@ def bench_size(
                 clear(admin, state)
     for name in tools:
         result.rows.append(Row(size, name, statistics.median(walls[name]), max(rsss[name])))
-    result.java_passes = {k: statistics.median(v) for k, v in passes.items() if v}
-    if args.breakdown:
-        result.phases = breakdown(bootstrap, yaml_dir)
-        with QuotaAdmin(bootstrap) as admin:
-            wait_for(admin, state, f"in-process apply at {size:,}")
-            clear(admin, state)
+        result.phases[name] = median_phases(phases[name])
     return result
-
-
-# AlterAll's lines (``validated=… ms=N``) and the phase each one times.
-JAVA_PASSES = {
-    "validated=": "validate-only pass",
-    "committed=": "commit pass",
-    "verified=": "verify (until every broker shows every write)",
-}
-
-
-def java_pass_ms(output: str) -> dict[str, float]:
-    """java_pass_ms reads AlterAll's own clock of each pass."""
-    found = {}
-    for line in output.splitlines():
-        prefix = line.split("=", 1)[0] + "="
-        if prefix in JAVA_PASSES and " ms=" in line:
-            found[JAVA_PASSES[prefix]] = float(line.rsplit(" ms=", 1)[1])
-    return found
 
 
 def unchunked_probe(bootstrap: str, java_cmd: list[str], size: int, work: Path) -> str:
@@ -389,7 +375,6 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS-apply.md")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for bench_fleet.py")
-    parser.add_argument("--no-breakdown", dest="breakdown", action="store_false")
     parser.add_argument("--probe-size", type=int, help="entities for the unchunked probe")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -446,7 +431,7 @@ def render(
     reps: int,
 ) -> str:
     lines = [
-        "## Apply against a live broker (issue 5)",
+        "## Apply against a live broker (issues 5 and 22)",
         "",
         f"`python benchmarks/bench_apply.py`, Python {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} CPUs, Kafka {KAFKA_VERSION} dev broker "
@@ -454,9 +439,9 @@ def render(
         "machine with the tools. One run of the script, one broker; each tool runs as a "
         f"separate process, {reps} times per size (round robin over the tools); wall time "
         "(median) and peak RSS of the process tree (largest; sampled every 100 ms, "
-        "`benchmarks/proctree.py`). Ratios are tool / kquota (below 1 = the tool is "
-        "faster or smaller than kquota). Load average (1/5/15 min) before the timed runs "
-        f"{_load(load_before)}, after {_load(load_after)}; the script waited "
+        "`benchmarks/proctree.py`). Ratios are tool / the peer, java validate+commit+poll "
+        "(above 1 = slower or larger than the peer). Load average (1/5/15 min) before the "
+        f"timed runs {_load(load_before)}, after {_load(load_after)}; the script waited "
         f"{waited:.0f} s for `bench_fleet.py` to finish first and then took {elapsed:.0f} s.",
         "",
         "Every run applies the same batch of new entities (a third user, a third "
@@ -465,35 +450,32 @@ def render(
         "nothing fails the script), then the entities are removed again. Checks and removal "
         "are not timed.",
         "",
-        "- **kquota apply**: `kquota apply DIR --bootstrap-server BS --auto-approve "
-        f"--verify-timeout {VERIFY_TIMEOUT}` (a broker on a loaded machine can take longer "
-        "than the default 15 s to show 100k changes; the bound only matters when it does): loads "
-        "the YAML, describes the cluster, plans, prints the plan, validate-only pass over "
-        f"every alteration, commit in batches of {DEFAULT_BATCH_SIZE:,} entities "
-        "(each chunked to at most 5,000 "
-        "keys per request, 4 requests in flight), then describes until the cluster shows "
-        "every change. **It does more work than either Java variant** (describe and plan "
-        "before, render, verify after); the breakdown below shows how much.",
-        "- **java commit**: `benchmarks/java` AlterAll, Kafka's AdminClient "
-        "`alterClientQuotas` with the whole batch split into calls of at most 5,000 changed "
-        "keys (whole entities), all calls submitted at once, then every entity's future "
-        "checked. Default JVM settings. Chunking is needed: the AdminClient sends one "
+        f"- **{KQUOTA}**: `kquota apply DIR --bootstrap-server BS --auto-approve "
+        f"--verify-timeout {VERIFY_TIMEOUT}` (the bound only matters when a loaded broker "
+        "takes longer than the default 15 s to show 100k changes), apply lease included: "
+        "loads the YAML, connects, takes the lease, describes the cluster, plans, prints the "
+        "plan, validate-only pass over every alteration, commit in batches of "
+        f"{DEFAULT_BATCH_SIZE:,} entities (each chunked to at most 5,000 keys per request), "
+        "then describes until every broker shows every change, and releases the lease.",
+        f"- **{PEER}** (the peer issue 22 names): `benchmarks/java` AlterAll, Kafka's "
+        "AdminClient `alterClientQuotas` with `validateOnly(true)` over the whole batch split "
+        "into calls of at most 5,000 changed keys (whole entities), all calls submitted at "
+        "once, every entity's future checked (nothing committed if any fails); then the same "
+        "calls committing; then describe-all every 100 ms until every entity shows its values. "
+        "Default JVM settings. Chunking is needed: the AdminClient sends one "
         "AlterClientQuotas request per call and the controller fails every entry of a "
         f"request changing more than {CONTROLLER_MAX_KEYS:,} keys. Probe, one unchunked "
         f"call: {probe}.",
-        "- **java validate+commit**: the same, with a `validateOnly(true)` pass over every "
-        "chunk first (nothing committed if any entity fails it).",
-        "- **java validate+commit+verify**: the same, then it waits until describe shows every "
-        "entity with its values, as kquota verifies (the last entity written by an exact "
-        "filter, 20 ms doubling to 250 ms apart, then describe-all until all show): the "
-        "like-for-like peer of kquota apply's wire work. The broker acknowledges a write once "
-        "the controller has committed it, before it serves it to describe.",
+        f"- **{OLD_PEER}**: the same two passes, then the wait kquota's verification used "
+        "when issue 12 was measured: the last entity written by an exact filter (20 ms "
+        "doubling to 250 ms apart) until it shows, then describe-all 250 ms apart until all "
+        "show. BENCHMARKS.md's earlier 1.28x was against this one.",
         "",
         "| alterations | keys | tool | wall | peak RSS | wall ratio | RSS ratio |",
         "|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in results:
-        base = r.rows[0]
+        base = next(row for row in r.rows if row.tool == PEER)
         for row in r.rows:
             lines.append(
                 f"| {r.size:,} | {r.keys:,} | {row.tool} | {row.wall:.2f} s "
@@ -502,39 +484,48 @@ def render(
             )
     lines += ["", "Fixed cost of each process (doing nothing):", ""]
     lines += [f"- {name}: {w:.2f} s, {rss:.0f} MiB" for name, (w, rss) in fixed.items()]
-    if any(r.phases for r in results):
-        names = list(next(r.phases for r in results if r.phases))
+    lines += [
+        "",
+        "Where each process's time goes, from its own clock (kquota: `KQUOTA_PHASE_TIMES`, "
+        "`kquota.timings`; AlterAll: its `phase` lines), set against the process's launch and "
+        "exit: per step, when it began after the launch (*at*) and how long it took (*s*), "
+        f"median of the {reps} runs above. Steps that run at once show overlapping clocks, "
+        "so a column need not add up to the wall. kquota's *CPU s* is the CPU time its whole "
+        "process used during the step (every thread): the rest of the step was waiting for "
+        "the broker. The Java start-up row ends when AlterAll's "
+        "`main` starts reading the batch (JVM start and class loading of the main class).",
+    ]
+    for r in results:
+        ours, java, old = (r.phases.get(t, {}) for t in (KQUOTA, PEER, OLD_PEER))
         lines += [
             "",
-            "Where kquota apply's time goes: its steps run in-process (one more apply per "
-            "size, the real `apply_plan` over a clock-wrapped QuotaAdmin; no Python start-up "
-            "or imports), seconds. The validate-only pass is one QuotaAdmin call over every "
-            "alteration (chunks pipelined, 4 in flight); the commit pass is apply's batches of "
-            f"{DEFAULT_BATCH_SIZE:,} entities, one call after another; "
-            "verification starts when the last commit "
-            "returns: it reads the last entity written by exact match (sleeping 0.02 s, then twice "
-            "as long each time up to 0.25 s) until it shows, then reads everything with one "
-            "describe-all, then only what is still missing. The Java column is AlterAll's own "
-            "clock around each pass in the "
-            "java validate+commit+verify runs (median), the like-for-like peer of each pass "
-            "(issue 12 asks for the two write passes within 1.5x):",
+            f"{r.size:,} alterations:",
             "",
-            "| phase | "
-            + " | ".join(f"{r.size:,} | java {r.size:,} | ratio" for r in results if r.phases)
-            + " |",
-            "|---|" + "---:|---:|---:|" * sum(1 for r in results if r.phases),
+            f"| step | {KQUOTA} at | s | CPU s | {PEER} at | s | ratio | {OLD_PEER} at | s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for name in names:
-            fmt = "{:.0f}" if "count" in name else "{:.2f}"
+        for step, _, _ in PHASE_ROWS:
             cells = []
-            for r in results:
-                if not r.phases:
-                    continue
-                ours, java = r.phases.get(name, 0.0), r.java_passes.get(name)
-                cells.append(fmt.format(ours))
-                cells.append("" if java is None else f"{java:.2f}")
-                cells.append("" if not java else f"{ours / java:.2f}x")
-            lines.append(f"| {name} | {' | '.join(cells)} |")
+            for tool in (ours, java, old):
+                got = tool.get(step)
+                cells += ["", ""] if got is None else [f"{got[0]:.2f}", f"{got[1]:.2f}"]
+                if tool is ours:
+                    cells.append("" if got is None or not got[2] else f"{got[2]:.2f}")
+                if tool is java:
+                    both = ours.get(step), got
+                    ratio = (
+                        f"{both[0][1] / both[1][1]:.2f}x"
+                        if both[0] is not None and both[1] is not None and both[1][1] > 0.005
+                        else ""
+                    )
+                    cells.append(ratio)
+            lines.append(f"| {step} | {' | '.join(cells)} |")
+        walls = {row.tool: row.wall for row in r.rows}
+        lines.append(
+            f"| **whole process (median wall)** | | **{walls[KQUOTA]:.2f}** | | | "
+            f"**{walls[PEER]:.2f}** | **{walls[KQUOTA] / walls[PEER]:.2f}x** | | "
+            f"**{walls[OLD_PEER]:.2f}** |"
+        )
     lines.append("")
     return "\n".join(lines)
 

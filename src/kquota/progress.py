@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kquota import timings
+
 
 @dataclass
 class Phase:
@@ -77,13 +79,15 @@ def phase(name: str, total: int | None = None, unit: str = "entities") -> Iterat
     step = Phase(name, total, unit)
     reporter = _reporter
     if reporter is None or _current is not None:
-        yield step
+        with timings.span(name):
+            yield step
         return
     with _lock:
         _current = step
     reporter.started(step)
     try:
-        yield step
+        with timings.span(name):
+            yield step
     finally:
         step.ended = time.monotonic()
         with _lock:

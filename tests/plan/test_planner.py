@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kquota.model import Entity, QuotaState
+from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.planner import plan
 from kquota.plan.policy import Policy, ScopeMatch
 from kquota.plan.simulate import simulate_plan
@@ -177,6 +178,9 @@ def test_plan_properties(desired: QuotaState, snapshot: QuotaState, policy: Poli
     assert [a.entity.sort_key() for a in p.alterations] == sorted(
         a.entity.sort_key() for a in p.alterations
     )
+    # The fingerprint trusts the plan's order (not sorted again): it is the sorted one's.
+    shuffled = [a.entity for a in reversed(p.alterations)]
+    assert p.snapshot_fingerprint == snapshot_fingerprint(snapshot, shuffled)
     # The guard.
     if p.guard_violation is None:
         assert p.remove_ops <= policy.max_removals

@@ -40,6 +40,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kquota import timings
 from kquota.apply.lease_log import LeaseError, LeaseLog, LeaseRecord, LeaseTimeout
 from kquota.apply.outcome import LEASE_LOST
 from kquota.deadline import Deadline, DeadlineExceeded, current, waiting_on
@@ -238,6 +239,7 @@ def _apply_lease(
     term: float,
     renew_every: float,
 ) -> Iterator[HeldLease]:
+    began, used = time.time(), timings.cpu()
     log = LeaseLog(producer_config, topic, brokers)
     owner = new_claim_id()
     held: HeldLease | None = None
@@ -253,14 +255,16 @@ def _apply_lease(
             )
             claimed = True  # from here a claim may be on the log: release it whatever happens
             held = _acquire(log, owner, int(term * 1000), deadline, term, renew_every)
+        timings.record("lease", began, time.time(), timings.cpu() - used)
         held.start()
         yield held
     finally:
         if held is not None:
             held.stop()
-        if claimed:
-            _release(log, owner, deadline, held)
-        log.close()
+        with timings.span("lease release"):
+            if claimed:
+                _release(log, owner, deadline, held)
+            log.close()
 
 
 def _release(log: LeaseLog, owner: str, deadline: Deadline, held: HeldLease | None) -> None:

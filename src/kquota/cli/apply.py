@@ -24,6 +24,7 @@ from pathlib import Path
 
 import click
 
+from kquota import timings
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.interrupts import signals_stop_apply, stop_signal
 from kquota.apply.outcome import Interrupted, exit_code
@@ -39,6 +40,7 @@ from kquota.cli.timeout_option import (
     timeout_option,
 )
 from kquota.errors import KquotaError, UsageError
+from kquota.gcpause import collector_paused
 from kquota.operations.apply import (
     ApplyRequest,
     ApplyResult,
@@ -179,7 +181,7 @@ def command(
         ramp_interval=ramp_interval,
     )  # fmt: skip
     reported: list[bool] = []
-    with signals_stop_apply():
+    with signals_stop_apply(), collector_paused():  # large acyclic data: kquota.gcpause
         try:
             _apply(flags, reported)
         except KeyboardInterrupt:
@@ -247,8 +249,9 @@ class _Terminal:
     def shown(self, plan: Plan, warnings: tuple[str, ...]) -> None:
         from kquota.render.text import render_plan as render_text
 
-        echo_warnings(warnings)
-        console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
+        with timings.span("render"):
+            echo_warnings(warnings)
+            console.echo(render_text(plan), console.by_glyph)  # coloured as plan's
 
     def confirm(self, plan: Plan) -> None:
         if self.auto_approve:

@@ -368,9 +368,11 @@ def _commit(
     request: ApplyRequest, offline: _Offline, view: ApplyView, publisher: AuditPublisher | None
 ) -> ApplyResult:
     import contextlib
+    from functools import partial
 
     from kquota.apply.applier import apply_plan
     from kquota.apply.lease import LeaseLost, held_lease
+    from kquota.apply.overlap import early_validation
     from kquota.apply.staleness import check_not_stale
     from kquota.operations.plan import plan_against
     from kquota.progress import phase
@@ -415,6 +417,15 @@ def _commit(
                 capacity=capacity,
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
+        # The validate-only pass goes out while the plan is shown, when nobody confirms it.
+        unasked = publisher is None and getattr(view, "auto_approve", False)
+        checks = (
+            partial(refuse_observed, target, policy, plan),
+            partial(refuse, plan, run.overrides),
+        )
+        writer = held.enter_context(
+            early_validation(admin, plan, already, enabled=unasked, refusals=checks)
+        )
         view.shown(plan, warnings)
         if plan.empty:
             return ApplyResult(plan, None)
@@ -424,7 +435,7 @@ def _commit(
             check_audit_topic(publisher)
         view.confirm(plan)
         report = apply_plan(
-            admin,
+            writer,
             plan,
             batch_size=run.batch_size,
             on_batch=lease_checked(None, lease_held),

@@ -78,6 +78,7 @@ def plan_against(
     local files are read and checked before any connection, so a typo is never reported as a
     network error.
     """
+    from kquota import timings
     from kquota.plan.planner import plan as make
     from kquota.version import __version__
 
@@ -91,7 +92,8 @@ def plan_against(
         )
     if allow_oversubscription:
         policy = dataclasses.replace(policy, allow_oversubscription=True)
-    plan = make(desired.quotas, state, policy, cluster=origin.cluster)
+    with timings.span("plan"):
+        plan = make(desired.quotas, state, policy, cluster=origin.cluster)
     plan = dataclasses.replace(
         plan,
         cluster_id=origin.cluster_id,

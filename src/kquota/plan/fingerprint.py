@@ -23,15 +23,24 @@ _LINE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def snapshot_fingerprint(
-    state: Mapping[Entity, QuotaValues], entities: Iterable[Entity] | None = None
+    state: Mapping[Entity, QuotaValues],
+    entities: Iterable[Entity] | None = None,
+    *,
+    ordered: bool = False,
 ) -> str:
     """snapshot_fingerprint is ``sha256:<hex>`` of the given entities' quotas in ``state``.
 
-    ``entities`` None means every entity of the state.
+    ``entities`` None means every entity of the state. ``ordered``: the caller's entities
+    are distinct and already in :func:`~kquota.model.sorted_entities` order (a plan's
+    alterations are), so they are not sorted again (100k entities: a second sort was a
+    quarter of planning them).
     """
-    chosen = (
-        sorted_entities(state) if entities is None else sorted_entities(dict.fromkeys(entities))
-    )
+    if entities is None:
+        chosen = sorted_entities(state)
+    elif ordered:
+        chosen = list(entities)
+    else:
+        chosen = sorted_entities(dict.fromkeys(entities))
     h = hashlib.sha256(_PREFIX)
     for entity in chosen:
         values = state.get(entity)

@@ -141,7 +141,9 @@ def finish_plan(
     return Plan(
         alterations=tuple(alterations),
         cluster=cluster,
-        snapshot_fingerprint=snapshot_fingerprint(snapshot, (a.entity for a in alterations)),
+        snapshot_fingerprint=snapshot_fingerprint(
+            snapshot, (a.entity for a in alterations), ordered=True
+        ),
         removals=removals,
         guard_violation=violation,
         mass_removal_allowed=violation is not None and policy.allow_mass_removal,

@@ -1,6 +1,7 @@
 package kquota.bench;
 
 import java.io.BufferedReader;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +44,15 @@ import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
  *       describe-all until all show (250 ms apart). A broker acknowledges a write when the
  *       controller has committed it, before it serves it, so this is the like-for-like peer of
  *       a whole kquota apply's wire work.
+ *   <li>{@code validate-commit-poll}: validate-only and commit as above, then describe-all every
+ *       100 ms (sleeping 100 ms after each answer that does not show everything) until every
+ *       entity shows with its values: the simplest complete wait a client can do, and the peer
+ *       issue 22 names.
  * </ul>
+ *
+ * <p>Every pass prints its own clock ({@code ms=}); {@code phase NAME START END} lines give each
+ * phase's wall clock in epoch milliseconds (the JVM's start, reading the batch, creating the
+ * AdminClient, each pass, closing), so a benchmark can set them beside its own.
  *
  * <p>Exits 1 if any entity failed. Usage: {@code AlterAll <bootstrap> <batch.tsv> <mode>
  * [chunkKeys]}
@@ -54,12 +63,18 @@ public final class AlterAll {
     Path batchFile = Path.of(args[1]);
     String mode = args[2];
     int chunkKeys = args.length > 3 ? Integer.parseInt(args[3]) : 5000;
-    if (!List.of("commit", "validate-commit", "validate-commit-verify").contains(mode)) {
+    if (!List.of("commit", "validate-commit", "validate-commit-verify", "validate-commit-poll")
+        .contains(mode)) {
       throw new IllegalArgumentException(
-          "mode must be commit, validate-commit or validate-commit-verify: " + mode);
+          "mode must be commit, validate-commit, validate-commit-verify or validate-commit-poll: "
+              + mode);
     }
+    long mainAt = System.currentTimeMillis();
+    phase("jvm start-up", ManagementFactory.getRuntimeMXBean().getStartTime(), mainAt);
 
     List<List<ClientQuotaAlteration>> chunks = readChunks(batchFile, chunkKeys);
+    long readAt = System.currentTimeMillis();
+    phase("read the batch", mainAt, readAt);
     int entities = chunks.stream().mapToInt(List::size).sum();
 
     Properties props = new Properties();
@@ -67,10 +82,14 @@ public final class AlterAll {
     props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kquota-bench-java");
     // Every chunk is queued at once; the last one's deadline runs from its submission.
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "600000");
+    long closeAt;
     try (Admin admin = Admin.create(props)) {
+      long at = System.currentTimeMillis();
+      phase("create the AdminClient", readAt, at);
       if (mode.startsWith("validate-commit")) {
         long began = System.nanoTime();
         int failed = pass(admin, chunks, true);
+        at = phase("validate-only pass", at, System.currentTimeMillis());
         System.err.println(
             "validated=" + (entities - failed) + " failed=" + failed + " ms=" + msSince(began));
         if (failed > 0) {
@@ -79,6 +98,7 @@ public final class AlterAll {
       }
       long began = System.nanoTime();
       int failed = pass(admin, chunks, false);
+      at = phase("commit pass", at, System.currentTimeMillis());
       System.err.println(
           "committed=" + (entities - failed) + " failed=" + failed + " chunks=" + chunks.size()
               + " ms=" + msSince(began));
@@ -89,7 +109,57 @@ public final class AlterAll {
         began = System.nanoTime();
         int polls = verify(admin, chunks);
         System.err.println("verified=" + entities + " polls=" + polls + " ms=" + msSince(began));
+        at = phase("verify", at, System.currentTimeMillis());
+      } else if (mode.equals("validate-commit-poll")) {
+        began = System.nanoTime();
+        int polls = poll(admin, expected(chunks));
+        System.err.println("verified=" + entities + " polls=" + polls + " ms=" + msSince(began));
+        at = phase("verify", at, System.currentTimeMillis());
       }
+      closeAt = at;
+    }
+    phase("close", closeAt, System.currentTimeMillis());
+  }
+
+  private static long phase(String name, long start, long end) {
+    System.err.println("phase " + name.replace(' ', '_') + " " + start + " " + end);
+    return end;
+  }
+
+  private static Map<ClientQuotaEntity, Map<String, Double>> expected(
+      List<List<ClientQuotaAlteration>> chunks) {
+    Map<ClientQuotaEntity, Map<String, Double>> expected = new HashMap<>();
+    for (List<ClientQuotaAlteration> chunk : chunks) {
+      for (ClientQuotaAlteration a : chunk) {
+        Map<String, Double> values = new HashMap<>();
+        for (ClientQuotaAlteration.Op op : a.ops()) {
+          values.put(op.key(), op.value());
+        }
+        expected.put(a.entity(), values);
+      }
+    }
+    return expected;
+  }
+
+  /** poll reads everything every 100 ms until every entity shows; returns the reads made. */
+  private static int poll(Admin admin, Map<ClientQuotaEntity, Map<String, Double>> expected)
+      throws Exception {
+    int reads = 0;
+    while (true) {
+      reads++;
+      Map<ClientQuotaEntity, Map<String, Double>> seen =
+          admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get();
+      boolean all = true;
+      for (Map.Entry<ClientQuotaEntity, Map<String, Double>> e : expected.entrySet()) {
+        if (!e.getValue().equals(seen.get(e.getKey()))) {
+          all = false;
+          break;
+        }
+      }
+      if (all) {
+        return reads;
+      }
+      Thread.sleep(100);
     }
   }
 
