@@ -18,8 +18,8 @@ from __future__ import annotations
 import unicodedata
 
 from kquota.desired import rules
-from kquota.desired.document import ParsedEntry, ParsedFile
 from kquota.desired.format import KIND_OVERLAY
+from kquota.desired.parsed import ParsedEntry, ParsedFile
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.model import IP, Entity, QuotaState, QuotaValues, ValuesPool, pooled
 from kquota.quotakeys import allowed_keys
