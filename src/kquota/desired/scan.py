@@ -86,7 +86,8 @@ def scan_canonical(
     # A key written "key:" with a block mapping on the lines below it (``match:`` then one
     # ``user: alice`` a line; ``profiles:`` then one profile a line): ``opener`` is that key
     # until its first line comes, ``owner`` the mapping it belongs to, ``owner_indent`` the
-    # key's own indentation; ``block`` the mapping being filled, one level deep only.
+    # key's own indentation; ``block`` the mapping being filled, one level deep (under a
+    # top-level key, a key of it may open one more: ``sub``).
     opener: Scalar | None = None
     owner: MapNode | None = None
     owner_indent = 0
