@@ -14,7 +14,9 @@ same whichever style is read), so the styles differ only in how fast they are re
   comment on every ``set``;
 - ``profiles``: a ``profiles`` section of the rate tiers, each entry ``profile: NAME`` with
   a per-entry ``set`` override where its values differ from the tier;
-- ``files``: the export form split into 10 files.
+- ``files``: the export form split into 10 files;
+- ``profiles-block``: ``profiles`` as people often write them, each profile a block mapping
+  of its own (``gold:`` then one key a line below it), entries as in ``profiles``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ STYLES = (
     "comments",
     "profiles",
     "files",
+    "profiles-block",
 )
 HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\n"
 MIB = 1048576
@@ -54,8 +57,9 @@ def write_style(
             chunk = {e: desired[e] for e in entities[part::10]}
             paths.append(_write(folder / f"desired-{part}.yaml", render_desired(chunk)))
         return paths
-    if style == "profiles":
-        return [_write(folder / "desired.yaml", _profiles(desired, entities))]
+    if style in ("profiles", "profiles-block"):
+        text = _profiles(desired, entities, block=style == "profiles-block")
+        return [_write(folder / "desired.yaml", text)]
     entry = _ENTRIES[style]
     body = "".join(entry(e, desired[e]) for e in entities)
     return [_write(folder / "desired.yaml", HEADER + "quotas:\n" + body)]
@@ -137,7 +141,9 @@ _ENTRIES: dict[str, Callable[[Entity, Mapping[str, float]], str]] = {
 _TIER_KEYS = ("producer_byte_rate", "consumer_byte_rate")
 
 
-def _profiles(desired: Mapping[Entity, Mapping[str, float]], entities: list[Entity]) -> str:
+def _profiles(
+    desired: Mapping[Entity, Mapping[str, float]], entities: list[Entity], block: bool = False
+) -> str:
     """_profiles names each (producer, consumer) rate pair a tier; entries use their tier and
     set the rest (request_percentage, or everything for ip entries) themselves."""
     tiers: dict[tuple[float, float], str] = {}
@@ -154,8 +160,15 @@ def _profiles(desired: Mapping[Entity, Mapping[str, float]], entities: list[Enti
         if rest:
             line += f"    set: {_flow(_plain_set(rest))}\n"
         body.append(line)
-    profiles = "".join(
-        f"  {name}: {{producer_byte_rate: {_number(p)}, consumer_byte_rate: {_number(c)}}}\n"
-        for (p, c), name in tiers.items()
-    )
+    if block:
+        profiles = "".join(
+            f"  {name}:\n    producer_byte_rate: {_number(p)}\n"
+            f"    consumer_byte_rate: {_number(c)}\n"
+            for (p, c), name in tiers.items()
+        )
+    else:
+        profiles = "".join(
+            f"  {name}: {{producer_byte_rate: {_number(p)}, consumer_byte_rate: {_number(c)}}}\n"
+            for (p, c), name in tiers.items()
+        )
     return HEADER + "profiles:\n" + profiles + "quotas:\n" + "".join(body)

@@ -206,12 +206,17 @@ def test_desired_scanner_equals_composer(text: str) -> None:
 def exported(draw: st.DrawFn) -> str:
     """exported writes what ``kquota export`` writes, from awkward names and values."""
     lines = ["# header", "apiVersion: kquota/v1", "kind: ClientQuotas"]
-    if draw(st.booleans()):  # profiles, one a line
+    if draw(st.booleans()):  # profiles, one a line or each a block mapping
         lines.append("profiles:")
         for name in draw(st.lists(token, max_size=3)):
             keys = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=3))
             values = ", ".join(f"{k}: {draw(st.sampled_from(VALUES))}" for k in keys)
-            lines.append(f"  {name}: {{{values}}}")
+            if draw(st.booleans()):
+                lines.append(f"  {name}: {{{values}}}")
+            else:
+                nested = " " * draw(st.sampled_from([3, 4, 6]))
+                lines.append(f"  {name}:" + draw(st.sampled_from(["", "  # c"])))
+                lines += [f"{nested}{pair}" for pair in values.split(", ")]
     lines.append("quotas:")
     for _ in range(draw(st.integers(0, 4))):
         if draw(st.booleans()):
@@ -300,7 +305,11 @@ def test_desired_scanner_mutated_files_agree_or_decline(
         "quotas:\n  - match: {user: a,b: c}\n",  # no space after the comma
         "quotas:\n  - match: {}\n",  # empty flow mapping
         "quotas:\n  - match: {a: 1, b: 2, c: 3, d: 4, e: 5}\n",  # five pairs
-        "profiles:\n  gold:\n    a: 1\n",  # block mappings two levels deep
+        "profiles:\n  gold:\n    a:\n      b: 1\n",  # block mappings three levels deep
+        "profiles:\n  gold:\n    a: 1\n  silver:\n",  # a key with nothing below it (null)
+        "profiles:\n  gold:\n      a: 1\n    b: 2\n",  # uneven keys in a profile
+        "profiles:\n  gold:\n    - a\n",  # a list below a profile
+        "quotas:\n  - match:\n      user:\n        name: a\n",  # two levels in an entry
         "quotas:\n  - match:\n    set: {a: 1}\n",  # a key with nothing below it (null)
         "quotas:\n  - match:\n      user: a\n     client-id: b\n",  # uneven block keys
         'quotas:\n  - match: {user: "a" b}\n',  # a word after a quoted scalar
@@ -484,6 +493,10 @@ STYLES = {
     "comments": _HEAD + "quotas:\n  # owner: team-1, ticket QUOTA-1\n"
     "  - match: {user: alice}  # the first\n    set: {producer_byte_rate: 1}  # reviewed\n\n"
     "  # owner: team-2\n  - match: {user: bob}\n    set: {producer_byte_rate: 2}\n",
+    "profiles-block": _HEAD + "profiles:\n  gold:\n    producer_byte_rate: 10MiB\n"
+    "    consumer_byte_rate: 1\n  silver: {producer_byte_rate: 1MiB}\nquotas:\n"
+    "  - match: {user: alice}\n    profile: gold\n"
+    "  - match: {user: bob}\n    profile: silver\n    set: {request_percentage: 150}\n",
     "profiles": _HEAD + "profiles:\n  gold: {producer_byte_rate: 10MiB, consumer_byte_rate: 1}\n"
     "  silver: {producer_byte_rate: 1MiB}\nquotas:\n  - match: {user: alice}\n"
     "    profile: gold\n  - match: {user: bob, client-id: app}\n    profile: silver\n"

@@ -13,8 +13,6 @@ entity whose name reads ``<default>``.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kquota.desired import rules
@@ -23,7 +21,6 @@ from kquota.desired.format import (
     API_VERSION,
     DEFAULT_NAME,
     ENTRY_FIELDS,
-    KIND_BASE,
     KINDS,
     LITERAL_FIELDS,
     TOP_FIELDS,
@@ -38,28 +35,30 @@ from kquota.desired.nodes import (
     kind_name,
     scalar_value,
 )
+from kquota.desired.parsed import ParsedEntry as ParsedEntry
+from kquota.desired.parsed import ParsedFile as ParsedFile
+from kquota.desired.plain import CANONICAL_V4 as _CANONICAL_V4
+from kquota.desired.plain import SURELY_SHORT as _SURELY_SHORT
+from kquota.desired.plain import PlainEntries
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.desired.scan import ENTRY_KEYS, EntryLine
+from kquota.desired.values import allowed_key_set, quota_value
 from kquota.model import (
     CLIENT_ID,
     ENTITY_TYPES,
     IP,
-    MAX_NAME_BYTES,
     USER,
     Entity,
     ValuesPool,
     pooled,
 )
 from kquota.names import canonical_ip, unusual_name
-from kquota.quotakeys import QUOTA_KEYS, allowed_keys
+from kquota.quotakeys import QUOTA_KEYS
 from kquota.render.format import safe_text
 
 _TOP_FIELDS = TOP_FIELDS
 _ENTRY_FIELDS = ENTRY_FIELDS
 _LITERAL_FIELD, _VERBATIM_FIELD = LITERAL_FIELDS
-# At most 4 bytes of UTF-8 a character: a name this short is surely within the protocol's
-# 32,767 bytes, whatever its characters.
-_SURELY_SHORT = MAX_NAME_BYTES // 4
 _PLAIN_NAME_TYPES = frozenset({USER, CLIENT_ID})
 _Pair = tuple[str | None, str, str]  # a flow pair: its key (None: not a string), value tag, text
 
@@ -69,38 +68,11 @@ def _plain_key(raw: str) -> str | None:
     return value if tag == STR_TAG else None
 
 
-# An IPv4 address as ipaddress spells it (no leading zeros): canonical_ip of such a name is
-# the name itself, which the parser takes about 4 us a name to say.
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_CANONICAL_V4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
-
-
 _LITERAL_HELP = '{name: "..."} or {name: "...", verbatim: true}'
 _ENTITY_TYPES = frozenset(ENTITY_TYPES)
 _ALL_KEYS = ", ".join(QUOTA_KEYS)
 _ENTRY_FIELDS_HELP = ", ".join(_ENTRY_FIELDS)
 _MATCH_HELP = f"a mapping of entity type ({rules.ENTITY_TYPES_HELP}) to a name"
-
-
-@dataclass(slots=True)
-class ParsedEntry:
-    """ParsedEntry is one valid-so-far entry: its entity, its own ``set`` and its profile."""
-
-    entity: Entity
-    values: dict[str, float]
-    at: SourceLocation
-    profile: str | None = None
-    profile_at: SourceLocation | None = None
-    written: str | None = None  # an ip name as written, when that is not its canonical form
-    non_ascii: bool = False  # a name has non-ASCII characters (NFKC look-alikes are checked)
-
-
-@dataclass(slots=True)
-class ParsedFile:
-    file: str
-    kind: str = KIND_BASE
-    profiles: dict[str, tuple[dict[str, float], SourceLocation]] = field(default_factory=dict)
-    entries: list[ParsedEntry] = field(default_factory=list)
 
 
 class _Bad:
@@ -382,7 +354,7 @@ class _Walker:
         self, node: Node, types: tuple[str, ...] | None, what: str
     ) -> dict[str, float] | None:
         """quota_set checks ``set`` (types known) or a profile (types None: any known key)."""
-        keys = _allowed_keys(types)
+        keys = allowed_key_set(types)
         keys_help = _keys_help(types)
         if not isinstance(node, MapNode):
             self.add(node, f"{what} is {self.shown(node)}, not a mapping", keys_help)
@@ -403,7 +375,7 @@ class _Walker:
                 self.add(v, f"{key} is {self.shown(v)}", rules.allowed_values(key))
                 ok = False
                 continue
-            got = _quota_value(key, v)
+            got = quota_value(key, v.tag, v.value)
             if isinstance(got, float):
                 values[key] = got
             else:
@@ -416,30 +388,6 @@ class _Walker:
 def _keys_help(types: tuple[str, ...] | None) -> str:
     # Built per entry before, although only a problem's message reads it.
     return rules.keys_help(types) if types is not None else _ALL_KEYS
-
-
-@lru_cache(maxsize=64)
-def _allowed_keys(types: tuple[str, ...] | None) -> frozenset[str]:
-    return frozenset(allowed_keys(types) if types is not None else QUOTA_KEYS)
-
-
-_VALUES: dict[tuple[str, str, str], float | rules.Complaint] = {}
-
-
-def _quota_value(key: str, node: Scalar) -> float | rules.Complaint:
-    # Files repeat the same few values (tiers) thousands of times; constructing and checking
-    # each again was a fifth of the walk. The answer depends only on key, tag and text.
-    cache_key = (key, node.tag, node.value)
-    got = _VALUES.get(cache_key)
-    if got is None:
-        trap = rules.number_trap(node.tag, node.value)
-        if trap is not None:
-            got = (trap, rules.allowed_values(key))
-        else:
-            got = rules.quota_value(key, scalar_value(node))
-        if len(_VALUES) < 100_000:
-            _VALUES[cache_key] = got
-    return got
 
 
 def read_document(file: str, root: Node | None, problems: Problems) -> ParsedFile:
@@ -458,10 +406,19 @@ class DocumentReader:
     def __init__(self, file: str, problems: Problems) -> None:
         self._walker = _Walker(file, problems)
         self._parsed = ParsedFile(file)
+        self._plain = PlainEntries(file, self._walker.pool)
 
     def flow_entry(self, groups: tuple[str | None, ...], col: int, line: int) -> bool:
         """flow_entry takes ``- {match: {...}, set: {...}}`` from the scanner's groups (see
-        :meth:`_take_plain`); False: read it as nodes."""
+        :meth:`_take_plain`); False: read it as nodes. Its tokens first (most entries), then
+        its field lists."""
+        taken = self._plain.flow(groups, col, line)
+        if taken is not None:
+            self._parsed.entries.append(taken)
+            return True
+        return self._flow_fields(groups, col, line)
+
+    def _flow_fields(self, groups: tuple[str | None, ...], col: int, line: int) -> bool:
         fields: dict[str | None, list[_Pair]] = {}
         for key, first in ENTRY_KEYS:
             pairs: list[_Pair] = []
@@ -505,7 +462,15 @@ class DocumentReader:
     def entry_lines(self, lines: list[EntryLine]) -> bool:
         """entry_lines takes an entry of ``key: {...}``, ``key: scalar`` and ``key:`` lines
         (with the lines of its block mapping below it) from the scanner's groups, exactly as
-        :meth:`_block_entry` takes its nodes; False: read it as nodes."""
+        :meth:`_block_entry` takes its nodes; False: read it as nodes. Its tokens first (most
+        entries), then its field lists."""
+        taken = self._plain.lines(lines)
+        if taken is not None:
+            self._parsed.entries.append(taken)
+            return True
+        return self._lines_fields(lines)
+
+    def _lines_fields(self, lines: list[EntryLine]) -> bool:
         get = _TOKENS.get
         fields: dict[str | None, list[_Pair]] = {}
         profile: tuple[str, int, int] | None = None
@@ -617,14 +582,12 @@ class DocumentReader:
             parts[etype] = name
         if not parts:
             return False
-        keys = _allowed_keys(tuple(parts))
+        keys = allowed_key_set(tuple(parts))
         values: dict[str, float] = {}
         for key, tag, text in set_:
             if key not in keys or key in values:
                 return False
-            got = _VALUES.get((key, tag, text))
-            if got is None:
-                got = _quota_value(key, Scalar(tag, text, line, col))
+            got = quota_value(key, tag, text)
             if type(got) is not float:
                 return False
             values[key] = got

@@ -24,9 +24,9 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from kquota.desired.document import ParsedFile
 from kquota.desired.merge import merge
 from kquota.desired.nodes import gc_paused
+from kquota.desired.parsed import ParsedFile
 from kquota.desired.problems import Problems
 from kquota.desired.reader import read_file
 from kquota.desired.state import DesiredState

@@ -18,51 +18,61 @@ from __future__ import annotations
 import unicodedata
 
 from kquota.desired import rules
-from kquota.desired.document import ParsedEntry, ParsedFile
 from kquota.desired.format import KIND_OVERLAY
+from kquota.desired.parsed import ParsedEntry, ParsedFile
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.model import IP, Entity, QuotaState, QuotaValues, ValuesPool, pooled
 from kquota.quotakeys import allowed_keys
 from kquota.render.format import display_entity, safe_text
 
-Layer = dict[Entity, tuple[QuotaValues, SourceLocation]]
+Sources = dict[Entity, SourceLocation]
+_Merged = dict[tuple[str, tuple[str, ...], tuple[tuple[str, float], ...]], QuotaValues]
+_MERGED_LIMIT = 1 << 16
 
 
-def merge(
-    files: list[ParsedFile], problems: Problems
-) -> tuple[QuotaState, dict[Entity, SourceLocation]]:
+def merge(files: list[ParsedFile], problems: Problems) -> tuple[QuotaState, Sources]:
     """merge combines parsed files into quotas and sources; problems go to ``problems``."""
     profiles = _profiles(files, problems)
     pool: ValuesPool = {}
-    base: Layer = {}
-    overlay: Layer = {}
+    merged: _Merged = {}
+    # Each layer is two dicts, an entity's values and where it is declared, as returned.
+    base: tuple[QuotaState, Sources] = ({}, {})
+    overlay: tuple[QuotaState, Sources] = ({}, {})
     written: dict[SourceLocation, str] = {}
     non_ascii: list[Entity] = []  # ASCII is NFKC-normal: only these can be look-alikes
     for parsed in files:
         layer = overlay if parsed.kind == KIND_OVERLAY else base
+        layer_values, layer_at = layer
         for entry in parsed.entries:
-            values = _values(entry, profiles, problems, pool)
-            if values is None:
-                continue
+            values = entry.values
+            if entry.profile is not None:
+                with_profile = _values(entry, profiles, problems, pool, merged)
+                if with_profile is None:
+                    continue
+                values = with_profile
             if entry.written is not None:
                 written[entry.at] = entry.written
-            first = layer.get(entry.entity)
+            entity = entry.entity
+            first = layer_at.get(entity)
             if first is not None:
                 what = "overlay " if layer is overlay else ""
                 problems.add(
                     entry.at,
-                    f"duplicate {what}entity {shown(entry.entity)}: also declared at {first[1]}"
-                    + _spellings(entry.entity, written.get(entry.at), written.get(first[1])),
+                    f"duplicate {what}entity {shown(entity)}: also declared at {first}"
+                    + _spellings(entity, written.get(entry.at), written.get(first)),
                     "each entity once among base files and once among overlays "
                     "(an overlay replaces the base entry)",
                 )
                 continue
-            layer[entry.entity] = (values, entry.at)
+            layer_values[entity] = values
+            layer_at[entity] = entry.at
             if entry.non_ascii:
-                non_ascii.append(entry.entity)
-    base.update(overlay)
-    _warn_lookalikes(base, [e for e in non_ascii if e in base], problems)
-    return {e: v for e, (v, _) in base.items()}, {e: at for e, (_, at) in base.items()}
+                non_ascii.append(entity)
+    quotas, sources = base
+    quotas.update(overlay[0])
+    sources.update(overlay[1])
+    _warn_lookalikes(sources, [e for e in non_ascii if e in sources], problems)
+    return quotas, sources
 
 
 def _spellings(entity: Entity, here: str | None, there: str | None) -> str:
@@ -76,7 +86,7 @@ def _spellings(entity: Entity, here: str | None, there: str | None) -> str:
     )
 
 
-def _warn_lookalikes(layer: Layer, non_ascii: list[Entity], problems: Problems) -> None:
+def _warn_lookalikes(layer: Sources, non_ascii: list[Entity], problems: Problems) -> None:
     """_warn_lookalikes warns about names that differ but are equal after Unicode NFKC
     normalisation (``ﬁle`` and ``file``, full-width letters): the broker keeps them apart,
     a reviewer cannot tell them apart. ``non_ascii`` are the entities with a non-ASCII name
@@ -92,8 +102,8 @@ def _warn_lookalikes(layer: Layer, non_ascii: list[Entity], problems: Problems) 
         first = members[0]
         for other in members[1:]:
             problems.warn(
-                layer[other][1],
-                f"{shown(other)} and {shown(first)} (at {layer[first][1]}) are equal after "
+                layer[other],
+                f"{shown(other)} and {shown(first)} (at {layer[first]}) are equal after "
                 f"Unicode normalisation (NFKC), but the broker keeps them apart "
                 f"({_points(other)} vs {_points(first)})",
             )
@@ -133,25 +143,36 @@ def _values(
     profiles: dict[str, tuple[QuotaValues, SourceLocation]],
     problems: Problems,
     pool: ValuesPool,
+    merged: _Merged,
 ) -> QuotaValues | None:
-    if entry.profile is None:
-        return entry.values
-    assert entry.profile_at is not None
-    found = profiles.get(entry.profile)
+    """_values is the values of an entry naming a profile: the profile's, then its own."""
+    name = entry.profile
+    assert name is not None and entry.profile_at is not None
+    parts = entry.entity.parts
+    types = (parts[0][0],) if len(parts) == 1 else tuple(t for t, _ in parts)
+    # Entries repeat a few (profile, own values) pairs: each is checked and merged once.
+    key = (name, types, tuple(entry.values.items()))
+    done = merged.get(key)
+    if done is not None:
+        return done
+    found = profiles.get(name)
     if found is None:
         known = ", ".join(sorted(profiles)) or "none are declared"
-        problems.add(entry.profile_at, f"unknown profile {entry.profile!r}", f"profiles: {known}")
+        problems.add(entry.profile_at, f"unknown profile {name!r}", f"profiles: {known}")
         return None
-    allowed = allowed_keys(entry.entity.types)
+    allowed = allowed_keys(types)
     wrong = [k for k in found[0] if k not in allowed]
     if wrong:
         problems.add(
             entry.profile_at,
-            f"profile {entry.profile!r} (at {found[1]}) sets {', '.join(wrong)}, "
+            f"profile {name!r} (at {found[1]}) sets {', '.join(wrong)}, "
             f"which {shown(entry.entity)} cannot have",
-            rules.keys_help(entry.entity.types),
+            rules.keys_help(types),
         )
         return None
     # Shared like the entries' own values: a million entries of a few tiers, one dict each
     # (about 200 MB at 1M) otherwise.
-    return pooled({**found[0], **entry.values}, pool)
+    values = pooled({**found[0], **entry.values}, pool)
+    if len(merged) < _MERGED_LIMIT:
+        merged[key] = values
+    return values

@@ -6,9 +6,10 @@ resolution); it only changes the time. See :mod:`kquota.desired.fastpath`.
 
 from __future__ import annotations
 
-from kquota.desired.document import DocumentReader, ParsedFile, read_document
+from kquota.desired.document import DocumentReader, read_document
 from kquota.desired.fastpath import parse_canonical, plain_lines
 from kquota.desired.nodes import Node, YAMLProblem, compose
+from kquota.desired.parsed import ParsedFile
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.desired.scan import scan_canonical
 from kquota.render.format import safe_text

@@ -86,12 +86,19 @@ def scan_canonical(
     # A key written "key:" with a block mapping on the lines below it (``match:`` then one
     # ``user: alice`` a line; ``profiles:`` then one profile a line): ``opener`` is that key
     # until its first line comes, ``owner`` the mapping it belongs to, ``owner_indent`` the
-    # key's own indentation; ``block`` the mapping being filled, one level deep only.
+    # key's own indentation; ``block`` the mapping being filled, one level deep (under a
+    # top-level key, a key of it may open one more: ``sub``).
     opener: Scalar | None = None
     owner: MapNode | None = None
     owner_indent = 0
     block: MapNode | None = None
     block_indent = 0
+    # A key of ``block`` written "key:" with a block mapping below it, two levels in all (a
+    # profile written ``gold:`` then one key a line): ``sub_key`` is that key until its
+    # first line comes, ``sub`` its mapping, only under a top-level key (``profiles``).
+    sub_key: Scalar | None = None
+    sub: MapNode | None = None
+    sub_indent = 0
     get = _TOKENS.get
     pos = 0
     lineno = 0
@@ -113,8 +120,26 @@ def scan_canonical(
                 opener, owner, owner_indent, pending = pending, top, 0, None
         if opener is not None or block is not None:
             n = len(ind)
+            if sub_key is not None or sub is not None:
+                assert block is not None and block is not _IN_LINES
+                if dash is None and n > block_indent and (sub is None or n == sub_indent):
+                    if groups[3] is None and scalar is None:
+                        return None  # a third level of block mappings
+                    if sub is None:
+                        assert sub_key is not None
+                        sub_indent = n
+                        sub = MapNode([], lineno, n + 1)  # the composer's: at its first key
+                        block.pairs.append((sub_key, sub))
+                        sub_key = None
+                    value = _value(groups, lineno, n + len(key) + 3)
+                    sub.pairs.append((Scalar(ktag, kval, lineno, n + 1), value))
+                    continue
+                if sub_key is not None:
+                    return None  # "key:" with nothing below it reads as null: leave that to YAML
+                sub = None
             if dash is None and n > owner_indent and (block is None or n == block_indent):
-                if groups[3] is None and scalar is None:
+                nested = groups[3] is None and scalar is None
+                if nested and owner is not top:
                     return None  # nested deeper than the shape this reads
                 if block is None:
                     assert opener is not None
@@ -128,6 +153,9 @@ def scan_canonical(
                 if block is _IN_LINES:
                     assert lines is not None
                     lines.append((groups, lineno, n + 1))
+                    continue
+                if nested:  # a top-level key's key with a block mapping of its own
+                    sub_key = Scalar(ktag, kval, lineno, n + 1)
                     continue
                 block.pairs.append(
                     (Scalar(ktag, kval, lineno, n + 1), _value(groups, lineno, n + len(key) + 3))
@@ -214,7 +242,7 @@ def scan_canonical(
             top.pairs.append(
                 (Scalar(ktag, kval, lineno, 1), Scalar(vtag, vval, lineno, len(key) + 3))
             )
-    if pos != len(text) or pending is not None or opener is not None:
+    if pos != len(text) or pending is not None or opener is not None or sub_key is not None:
         return None
     if lines is not None:
         assert streamed is not None and take_entry_lines is not None

@@ -10,6 +10,7 @@ from itertools import chain
 
 import orjson
 
+from kquota.desired.nodes import gc_paused
 from kquota.desired.problems import Problem, SourceLocation
 from kquota.model import Entity, QuotaState, sorted_entities
 
@@ -43,8 +44,12 @@ def state_digest(quotas: QuotaState) -> str:
     Canonical: entities in :func:`sorted_entities` order, keys sorted, values as JSON floats
     (shortest round-trip repr); file names, comments, profiles and units do not change it.
     """
-    canonical = [[e.to_json(), quotas[e]] for e in sorted_entities(quotas)]
-    return hashlib.sha256(_canonical_json(canonical, quotas)).hexdigest()
+    # dict(e.parts) is e.to_json() without a method call an entity. The GC is paused: the
+    # lists are freed by reference counting, and while they were made the GC rescanned the
+    # whole state several times (at 100k entities, 0.25 s of a 0.45 s digest).
+    with gc_paused():
+        canonical = [[dict(e.parts), quotas[e]] for e in sorted_entities(quotas)]
+        return hashlib.sha256(_canonical_json(canonical, quotas)).hexdigest()
 
 
 def _canonical_json(canonical: list[list[object]], quotas: QuotaState) -> bytes:

@@ -17,15 +17,15 @@ def controllers_of(
 ) -> Controllers:
     """controllers_of is what ``target``'s config declares, with what ``facts`` (the brokers'
     settings, when read) and ``callback`` (the custom quota callback found) add."""
-    from kquota.kafka.broker_facts import INTER_BROKER_LISTENER, LISTENERS
-    from kquota.kafka.principal_rpcs import QUOTA_CALLBACK_KEY
-
     cluster = target.cluster
     declared = None if cluster is None else cluster.platform
     callbacks = [callback] if callback else []
     listeners: tuple[str, ...] = ()
     inter: tuple[str, ...] = ()
-    if facts is not None:
+    if facts is not None:  # read from the brokers: the wire's names (an offline plan has none)
+        from kquota.kafka.broker_facts import INTER_BROKER_LISTENER, LISTENERS
+        from kquota.kafka.principal_rpcs import QUOTA_CALLBACK_KEY
+
         callbacks += facts.values(QUOTA_CALLBACK_KEY)
         listeners, inter = facts.values(LISTENERS), facts.values(INTER_BROKER_LISTENER)
     strimzi = None
