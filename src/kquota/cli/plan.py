@@ -28,6 +28,7 @@ from kquota.cli.options import (
 )
 from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
+from kquota.gcpause import collector_paused
 from kquota.operations.plan import make_plan
 from kquota.plan.guard import GuardRefused
 from kquota.plan.resolver import ResolutionChange
@@ -86,6 +87,7 @@ def _use_color() -> bool:
 @impact_options
 @protect_options
 @timeout_option("plan")
+@collector_paused()  # large acyclic data: kquota.gcpause
 def command(
     paths: tuple[Path, ...],
     where: TargetingArgs,

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kquota.desired.merge import merge
-from kquota.desired.nodes import gc_paused
 from kquota.desired.parsed import ParsedFile
 from kquota.desired.problems import Problems
 from kquota.desired.reader import read_file
 from kquota.desired.state import DesiredState
+from kquota.gcpause import collector_paused
 from kquota.localfile import UnreadableFile, os_problem, read_regular
 
 SUFFIXES = (".yaml", ".yml")
@@ -46,7 +46,7 @@ def load_desired(paths: Sequence[Path]) -> DesiredState:
 
     Raises DesiredStateError listing every problem, each with ``file:line:column``.
     """
-    with gc_paused():
+    with collector_paused():
         return _load(paths)
 
 
@@ -69,7 +69,7 @@ def load_desired_data(files: Sequence[tuple[str, bytes]]) -> DesiredState:
     The Spark engine reads files through Hadoop's file systems and parses them here, so a
     cluster folder on ``hdfs://`` validates exactly like one on local disk.
     """
-    with gc_paused():
+    with collector_paused():
         problems = Problems()
         parsed: list[ParsedFile] = []
         for name, data in files:

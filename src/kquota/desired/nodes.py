@@ -23,9 +23,7 @@ what a walk would visit.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +31,8 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
+
+from kquota.gcpause import collector_paused
 
 STR_TAG = "tag:yaml.org,2002:str"
 INT_TAG = "tag:yaml.org,2002:int"
@@ -167,7 +167,7 @@ def compose(data: bytes, *, max_nodes: int = MAX_NODES) -> Node | None:
     kquota's nodes. Raises :class:`YAMLProblem` on syntax errors and past any of the bounds
     (module docstring).
     """
-    with gc_paused():
+    with collector_paused():
         loader = _Loader(data)
         stack: list[MapNode | SeqNode] = []  # the open collections, for _problem
         try:
@@ -182,7 +182,7 @@ def compose_all(data: bytes, *, max_nodes: int = MAX_NODES) -> list[Node | None]
     """compose_all is :func:`compose` for a stream of documents (``---`` between them), as
     Kubernetes manifests are written; an empty document (two ``---`` in a row) is a null
     scalar, as YAML reads it. Same bounds (each document on its own), same errors."""
-    with gc_paused():
+    with collector_paused():
         loader = _Loader(data)
         try:
             get = loader.get_event
@@ -415,20 +415,3 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
         if kind is yaml.ScalarNode and isinstance(value, str) and implicit[0] != implicit[1]:
             return resolve_tag(value, bool(implicit[0]))
         return super().resolve(kind, value, implicit)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """gc_paused turns the cyclic GC off while millions of small acyclic objects are made.
-
-    The GC rescans every live object each time a generation fills; on 100k entries that made
-    composing 7x slower (15 s instead of 2 s) and the whole load superlinear. Nothing made
-    while it is off forms cycles, so reference counting frees it all.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
