@@ -82,7 +82,7 @@ def load(bootstrap: str, size: int, timeout: float) -> float:
             print(f"  loaded {done:,} ({time.perf_counter() - began:.0f}s)", file=sys.stderr)
             if time.perf_counter() - began > timeout:
                 raise SystemExit(f"loading took over {timeout:.0f}s; stopped at {done:,}")
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + 600
         while (visible := len(admin.describe_all())) < size + len(DEFAULTS):
             print(f"  visible: {visible:,}", file=sys.stderr)
             if time.monotonic() > deadline:
@@ -184,7 +184,13 @@ def render(
         "cluster, plans, prints the text plan (entities out = entities the plan changes).",
         "- **kafka-configs, every type**: `kafka-configs --describe` once per entity shape "
         "(`users`, `clients`, `users`+`clients`, `ips`; each shows that shape's default "
-        f"entities too), `-Xmx{args.configs_heap}`; walls and CPU added, largest peak.",
+        f"entities too), `-Xmx{args.configs_heap}`; walls and CPU added, largest peak."
+        + (
+            ""
+            if args.configs_heap == "256m"
+            else " (With its script's `-Xmx256m` it ran out of heap, "
+            "`java.lang.OutOfMemoryError`, describing the `users`+`clients` shape at 1M.)"
+        ),
         "- **kquota describe**: `kquota describe --format json`.",
         "- **java describe-all**: `benchmarks/java` DescribeAll, Kafka's AdminClient "
         "`describeClientQuotas(ClientQuotaFilter.all())`, default JVM heap.",
