@@ -13,6 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 ORDER = [
     ("describe", "bench_describe.py"),
+    ("plan-live-1m", "bench_plan_live.py"),
     ("wire", "bench_wire.py"),
     ("yaml", "bench_yaml_parse.py"),
     ("plan-styles", "bench_plan_floor.py"),

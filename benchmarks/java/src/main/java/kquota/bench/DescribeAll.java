@@ -15,13 +15,18 @@ import org.apache.kafka.common.quota.ClientQuotaFilter;
  * entity (entity map, then quota map), so that it does the same work as
  * {@code kquota describe --format json}: fetch, decode, and write everything out.
  *
- * <p>Usage: {@code DescribeAll <bootstrap-servers>}
+ * <p>Usage: {@code DescribeAll <bootstrap-servers> [<timeout-ms>]}: the timeout, when given,
+ * is the request and API timeout (a million entities can take a loaded broker over 30 s).
  */
 public final class DescribeAll {
   public static void main(String[] args) throws Exception {
     Properties props = new Properties();
     props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
     props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kquota-bench-java");
+    if (args.length > 1) {
+      props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, args[1]);
+      props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, args[1]);
+    }
     try (Admin admin = Admin.create(props);
         BufferedWriter out =
             new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), 1 << 16)) {
