@@ -54,7 +54,7 @@ import javapeer  # noqa: E402
 from proctree import run_measured  # noqa: E402
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE  # noqa: E402
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp  # noqa: E402
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin  # noqa: E402
 from kquota.model import Entity, QuotaState  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -127,7 +127,7 @@ def write_inputs(state: QuotaState, work: Path) -> tuple[Path, Path]:
 # ---------------------------------------------------------------------------- cluster checks
 
 
-def wait_for(admin: QuotaAdmin, expected: QuotaState, what: str) -> None:
+def wait_for(admin: WireAdmin, expected: QuotaState, what: str) -> None:
     """wait_for polls describe-all until the cluster shows exactly ``expected``, or fails."""
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while True:
@@ -144,7 +144,7 @@ def wait_for(admin: QuotaAdmin, expected: QuotaState, what: str) -> None:
         time.sleep(0.5)
 
 
-def clear(admin: QuotaAdmin, state: QuotaState) -> None:
+def clear(admin: WireAdmin, state: QuotaState) -> None:
     """clear removes every key of ``state``'s entities and waits until none is left."""
     removals = [
         QuotaAlteration(e, tuple(QuotaOp.delete(k) for k in sorted(v))) for e, v in state.items()
@@ -297,7 +297,7 @@ def bench_size(
     rsss: dict[str, list[float]] = {name: [] for name in tools}
     phases: dict[str, list[dict[str, Times]]] = {name: [] for name in tools}
     env = dict(os.environ, KQUOTA_PHASE_TIMES=str(times))
-    with QuotaAdmin(bootstrap) as admin:
+    with WireAdmin(bootstrap) as admin:
         wait_for(admin, {}, "before the runs")
         for rep in range(args.reps):  # round robin: drift in the machine's load hits all tools
             for name, cmd in tools.items():
@@ -330,7 +330,7 @@ def unchunked_probe(bootstrap: str, java_cmd: list[str], size: int, work: Path) 
     lines = output.splitlines()
     summary = next((ln for ln in lines if ln.startswith("committed=")), lines[-1] if lines else "")
     first = next((ln.split(": ", 1)[-1] for ln in lines if ln.startswith("failed ")), "")
-    with QuotaAdmin(bootstrap) as admin:
+    with WireAdmin(bootstrap) as admin:
         time.sleep(2.0)  # let a commit, if any, show
         left = admin.describe_all()
         if left:
@@ -344,7 +344,7 @@ def unchunked_probe(bootstrap: str, java_cmd: list[str], size: int, work: Path) 
 def warm_up(bootstrap: str) -> None:
     """warm_up alters and removes a small batch so no timed run meets a cold broker."""
     state = {Entity.of({"user": f"warm-{e.parts[-1][1]}"}): v for e, v in batch(2000).items()}
-    with QuotaAdmin(bootstrap) as admin:
+    with WireAdmin(bootstrap) as admin:
         admin.alter([QuotaAlteration(e, tuple(QuotaOp.set(k, x) for k, x in v.items()))
                      for e, v in state.items()], validate_only=False)  # fmt: skip
         wait_for(admin, state, "warm-up")

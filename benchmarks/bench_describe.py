@@ -102,12 +102,12 @@ def alterations(start: int, stop: int) -> list[QuotaAlteration]:
 
 def load(bootstrap: str, start: int, stop: int) -> float:
     """load creates entities [start, stop) with kquota's chunked alter; returns seconds."""
-    from kquota.kafka.admin import QuotaAdmin
+    from kquota.kafka.admin import WireAdmin
     from kquota.kafka.config import ClientConfig
 
     alterations_ = alterations(start, stop)
     t0 = time.perf_counter()
-    with QuotaAdmin([bootstrap], ClientConfig()) as admin:
+    with WireAdmin([bootstrap], ClientConfig()) as admin:
         results = admin.alter(alterations_, validate_only=False)
         failed = [r for r in results if not r.ok]
         if failed:
@@ -199,10 +199,10 @@ def write_desired(bootstrap: str, path: Path, timeout_ms: int = 30_000) -> int:
     """write_desired writes the cluster's state as desired YAML with 1 in 100 entities
     changed (a live plan's typical input); returns the number of changes."""
     from kquota.fleet.synth import write_desired_yaml
-    from kquota.kafka.admin import QuotaAdmin
+    from kquota.kafka.admin import WireAdmin
     from kquota.kafka.config import ClientConfig
 
-    with QuotaAdmin([bootstrap], ClientConfig(request_timeout_ms=timeout_ms)) as admin:
+    with WireAdmin([bootstrap], ClientConfig(request_timeout_ms=timeout_ms)) as admin:
         state = admin.describe_all()
     changed = 0
     for i, entity in enumerate(sorted(state, key=str)):

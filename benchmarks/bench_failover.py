@@ -2,7 +2,7 @@
 
 Starts a fresh three-node dev cluster (``kquota dev-broker start --nodes 3``'s launcher),
 loads ``--entities`` user quotas with kquota's chunked ``alter``, and times, in-process with
-one ``QuotaAdmin`` bootstrapped from one node's address:
+one ``WireAdmin`` bootstrapped from one node's address:
 
 - ``describe-all``: the healthy baseline, at the broker in use;
 - ``describe-all, every broker``: what apply's verification reads per poll under the
@@ -31,7 +31,7 @@ from typing import TypeVar
 
 from kquota.devbroker.cluster import node_dir, node_info, start_cluster, stop_cluster
 from kquota.devbroker.launcher import kill_broker, start_broker
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 
 HERE = Path(__file__).resolve().parent
@@ -70,13 +70,13 @@ def main() -> None:
                 )
                 for i in range(args.entities)
             ]
-            with QuotaAdmin(addr[1]) as admin:
+            with WireAdmin(addr[1]) as admin:
                 assert all(r.ok for r in admin.alter(batch, validate_only=False))
                 while len(admin.describe_all()) < args.entities:
                     time.sleep(0.2)
             for rep in range(args.reps):
                 victim = rep % 3 + 1
-                with QuotaAdmin(addr[victim]) as admin:
+                with WireAdmin(addr[victim]) as admin:
                     took, _ = timed(admin.describe_all)
                     rows["describe-all"].append(took)
                     took, views = timed(admin.describe_each_broker)
@@ -100,7 +100,7 @@ def main() -> None:
         f"{platform.machine()}, {os.cpu_count()} CPUs, Kafka {KAFKA_VERSION} dev cluster of "
         "three KRaft nodes (each broker and controller, 512 MiB heap), loopback, "
         f"{args.entities:,} user entities; {args.reps} repetitions, a different node killed "
-        "each time; in-process timings with one QuotaAdmin bootstrapped from the victim's "
+        "each time; in-process timings with one WireAdmin bootstrapped from the victim's "
         f"address alone. Load average before {load_before[0]:.2f}, after "
         f"{load_after[0]:.2f}; the script took {took:.0f} s.",
         "",

@@ -62,7 +62,7 @@ def load(bootstrap: str, size: int, timeout: float) -> float:
     """load creates ``size`` entities and the default shapes over one connection, a chunk
     at a time (progress, and a bound: past ``timeout`` it gives up), then waits until the
     broker shows them all; returns seconds."""
-    from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+    from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
     from kquota.kafka.config import ClientConfig
     from kquota.model import Entity
 
@@ -70,7 +70,7 @@ def load(bootstrap: str, size: int, timeout: float) -> float:
     op = (QuotaOp.set("producer_byte_rate", 1048576.0),)
     ip_op = (QuotaOp.set("connection_creation_rate", 100.0),)
     defaults = [QuotaAlteration(Entity.of(d), ip_op if "ip" in d else op) for d in DEFAULTS]
-    with QuotaAdmin([bootstrap], ClientConfig(request_timeout_ms=TIMEOUT_MS)) as admin:
+    with WireAdmin([bootstrap], ClientConfig(request_timeout_ms=TIMEOUT_MS)) as admin:
         for start in range(0, size, LOAD_CHUNK):
             chunk = bd.alterations(start, min(size, start + LOAD_CHUNK))
             if start == 0:

@@ -15,7 +15,7 @@ reads SPECIFIED as "named only", the entities with a default part of each type
 
 Run as ``python benchmarks/describe_split.py MODE describe --bootstrap-server BS --format
 json`` (MODE ``pipelined`` or ``connections``): kquota's own CLI, with only
-``AsyncQuotaAdmin.describe_all`` replaced. ``bench_describe.py`` checks that its output is
+``AsyncWireAdmin.describe_all`` replaced. ``bench_describe.py`` checks that its output is
 byte for byte kquota's before timing it.
 """
 
@@ -27,7 +27,7 @@ import sys
 from typing import Any
 
 from kquota.kafka import admin
-from kquota.kafka.admin import AsyncQuotaAdmin, MatchType
+from kquota.kafka.admin import AsyncWireAdmin, MatchType
 from kquota.kafka.conn import BrokerConnection
 from kquota.kafka.protocol import DESCRIBE_CLIENT_QUOTAS, encode_body
 from kquota.kafka.quotawire import DescribeAnswer, decode_describe_response
@@ -56,7 +56,7 @@ def requests() -> list[dict[str, Any]]:
 
 
 def split_describe_all(mode: str) -> Any:
-    async def describe_all(self: AsyncQuotaAdmin) -> QuotaState:
+    async def describe_all(self: AsyncWireAdmin) -> QuotaState:
         main = await self._connection()
         bodies = requests()
         if mode == "pipelined":
@@ -93,7 +93,7 @@ def main() -> None:
     mode = sys.argv.pop(1)
     if mode not in ("pipelined", "connections"):
         raise SystemExit(f"unknown mode {mode!r}: pipelined or connections")
-    admin.AsyncQuotaAdmin.describe_all = split_describe_all(mode)  # type: ignore[method-assign]
+    admin.AsyncWireAdmin.describe_all = split_describe_all(mode)  # type: ignore[method-assign]
     from kquota.cli.main import main as kquota_main
 
     sys.argv[0] = "kquota"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kquota.devbroker.cluster import node_dir, node_info, quorum_leader
 from kquota.devbroker.launcher import BrokerInfo, broker_status, kill_broker, start_broker
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.model import QuotaState
 
 NODE_IDS = (1, 2, 3)
@@ -63,7 +63,7 @@ class ThreeNodes:
         deadline = time.monotonic() + timeout
         for node_id in NODE_IDS:
             while True:
-                with QuotaAdmin(self.address(node_id)) as admin:
+                with WireAdmin(self.address(node_id)) as admin:
                     admin.describe_all()
                     if len(admin.brokers) == len(NODE_IDS):
                         break
@@ -72,7 +72,7 @@ class ThreeNodes:
 
     def state_at(self, node_id: int, prefix: str) -> QuotaState:
         """state_at is what one node alone answers, the entities named with ``prefix``."""
-        with QuotaAdmin(self.address(node_id)) as admin:
+        with WireAdmin(self.address(node_id)) as admin:
             return {
                 e: v
                 for e, v in admin.describe_all().items()

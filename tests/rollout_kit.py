@@ -19,7 +19,7 @@ from typing import IO, TypeVar
 import pytest
 
 from cli_runner import run_kquota
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.model import Entity, QuotaState
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
 
 def quotas(bootstrap: str, user: str) -> dict[str, float]:
     """quotas is what the broker holds for ``user`` (empty: nothing)."""
-    with QuotaAdmin(bootstrap) as admin:
+    with WireAdmin(bootstrap) as admin:
         return dict(admin.describe_all().get(Entity.of({"user": user}), {}))
 
 
@@ -90,7 +90,7 @@ def watch(bootstrap: str, read: Callable[[QuotaState], T], proc: subprocess.Pope
     returns each distinct value of ``read`` in the order seen: what the cluster showed, step
     by step, not what the process reported."""
     seen: list[T] = []
-    with QuotaAdmin(bootstrap) as admin:
+    with WireAdmin(bootstrap) as admin:
         ends = time.monotonic() + 180
         while time.monotonic() < ends:
             now = read(admin.describe_all())

@@ -37,7 +37,7 @@ from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
     from kquota.config.project import ClusterConfig, ProjectConfig
-    from kquota.kafka.admin import QuotaAdmin
+    from kquota.kafka.admin import WireAdmin
     from kquota.kafka.config import ClientConfig
     from kquota.plan.policy import Policy, ProtectMatch  # the planning package: 0.05 s
 
@@ -280,11 +280,11 @@ class Target:
         """bootstrap_servers are the addresses tried in order, first answer wins."""
         return self.config.bootstrap_servers
 
-    def admin(self, **kwargs: int) -> QuotaAdmin:
-        """admin opens a QuotaAdmin on this target (use it as a context manager)."""
-        from kquota.kafka.admin import QuotaAdmin
+    def admin(self, **kwargs: int) -> WireAdmin:
+        """admin opens a WireAdmin on this target (use it as a context manager)."""
+        from kquota.kafka.admin import WireAdmin
 
-        return QuotaAdmin(self.bootstrap_servers, self.config, **kwargs)
+        return WireAdmin(self.bootstrap_servers, self.config, **kwargs)
 
     def load_state(self) -> QuotaState:
         """load_state reads the snapshot file, or describes the live cluster."""

@@ -1,6 +1,6 @@
 """The validate-only pass sent while the plan is shown (kquota.apply.overlap), on a real broker.
 
-The admin is the real QuotaAdmin, wrapped only to note each call and the thread it came from
+The admin is the real WireAdmin, wrapped only to note each call and the thread it came from
 (which thread sent a request is nothing a broker reports).
 """
 
@@ -16,7 +16,7 @@ import pytest
 from kquota.apply.applier import apply_plan
 from kquota.apply.overlap import early_validation
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity, QuotaState
 from kquota.plan.guard import GuardRefused
 from kquota.plan.planner import plan as make_plan
@@ -26,9 +26,9 @@ pytestmark = pytest.mark.integration
 
 
 class Noting:
-    """Noting is a QuotaAdmin that notes every alter call: (validate_only, thread name, n)."""
+    """Noting is a WireAdmin that notes every alter call: (validate_only, thread name, n)."""
 
-    def __init__(self, admin: QuotaAdmin) -> None:
+    def __init__(self, admin: WireAdmin) -> None:
         self.admin = admin
         self.calls: list[tuple[bool, str, int]] = []
 
@@ -54,7 +54,7 @@ def _names(tag: str, n: int) -> dict[Entity, dict[str, float]]:
     }
 
 
-def _clear(admin: QuotaAdmin, entities: Sequence[Entity]) -> None:
+def _clear(admin: WireAdmin, entities: Sequence[Entity]) -> None:
     shown = admin.describe_all()
     gone = [
         QuotaAlteration(e, tuple(QuotaOp.delete(k) for k in shown[e]))
@@ -70,7 +70,7 @@ def test_the_pass_goes_out_once_on_its_own_thread_before_any_commit(
 ) -> None:
     desired = _names("once", 30)
     plan = make_plan(desired, {}, Policy())
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         noting = Noting(admin)
         try:
             with early_validation(noting, plan, frozenset(), enabled=True, refusals=()) as w:
@@ -93,7 +93,7 @@ def test_an_entity_the_early_pass_fails_means_nothing_is_committed(
     bad = Entity.of({"ip": "10.9.8.7"})
     desired = {**_names("fails", 5), bad: {"producer_byte_rate": 1024.0}}
     plan = make_plan(desired, {}, Policy())
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         noting = Noting(admin)
         try:
             with early_validation(noting, plan, frozenset(), enabled=True, refusals=()) as w:
@@ -118,7 +118,7 @@ def test_no_early_pass_when_someone_confirms_or_a_refusal_will_stop_the_plan(
     kafka_broker: BrokerInfo, enabled: bool, refusals: tuple[Any, ...]
 ) -> None:
     plan = make_plan(_names("none", 3), {}, Policy())
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         noting = Noting(admin)
         with early_validation(noting, plan, frozenset(), enabled=enabled, refusals=refusals) as w:
             time.sleep(0.05)

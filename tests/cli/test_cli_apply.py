@@ -19,7 +19,7 @@ import pytest
 from cli_runner import run_kquota
 from fake_listener import FakeListener
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.model import Entity
 from kquota.snapshot.files import dump_snapshot
 
@@ -162,7 +162,7 @@ def test_good_plan_applies_to_the_operators_target(
                                 capsys)  # fmt: skip
     assert code == 0, out + err
     assert "committed 1 of 1 entities" in out
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         assert admin.describe_all()[Entity.of({"user": f"{prefix}ann"})] == {
             "producer_byte_rate": 4096.0
         }

@@ -201,7 +201,7 @@ def test_the_bar_moves_with_every_response(
 ) -> None:
     """AlterClientQuotas requests are pipelined: each response advances the bar by what it
     answered, not the whole batch at the end."""
-    from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+    from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
     from kquota.model import Entity
 
     counted: list[int] = []
@@ -212,7 +212,7 @@ def test_the_bar_moves_with_every_response(
         )
         for i in range(50)
     ]
-    with QuotaAdmin(kafka_broker.bootstrap_servers, chunk_keys=10) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers, chunk_keys=10) as admin:
         results = admin.alter(alterations, validate_only=True)
     assert all(r.ok for r in results)
     assert counted == [10, 10, 10, 10, 10]

@@ -25,7 +25,7 @@ from cli_runner import run_kquota
 from conftest import KAFKA_MODE, KAFKA_VERSION, KafkaConfigsTool
 from kquota.cli.client_quotas import main as client_quotas_main
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.conn import API_NAMES, QUOTA_APIS, BrokerConnection
 from kquota.kafka.errors import KafkaApiError, UnsupportedVersionError
 from kquota.kafka.protocol.header import supported_versions
@@ -50,7 +50,7 @@ def report(kafka_broker: BrokerInfo) -> Iterator[dict[str, Any]]:
         Path(target).write_text(json.dumps(FOUND, indent=2, sort_keys=True) + "\n")
 
 
-def _connection(admin: QuotaAdmin) -> BrokerConnection:
+def _connection(admin: WireAdmin) -> BrokerConnection:
     async def first(core: Any) -> BrokerConnection:
         conns: list[BrokerConnection] = await core.broker_connections()
         return conns[0]
@@ -60,7 +60,7 @@ def _connection(admin: QuotaAdmin) -> BrokerConnection:
 
 def test_every_api_is_negotiated_or_reported_unsupported(kafka_broker: BrokerInfo) -> None:
     apis: dict[str, Any] = {}
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         conn = _connection(admin)
         for key, name in sorted(API_NAMES.items()):
             theirs = conn.broker_versions.get(key)
@@ -100,7 +100,7 @@ def test_bad_describe_filters_get_the_brokers_own_answer(kafka_broker: BrokerInf
     """Brokers word (and sometimes take) bad filters their own way; kquota passes each
     answer on as an error with the broker's code and words, never a crash of its own."""
     answers: dict[str, str] = {}
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         for label, components in BAD_FILTERS.items():
             try:
                 admin.describe(components, strict=False)
@@ -163,7 +163,7 @@ def test_the_spelling_a_broker_keeps_for_an_ip(kafka_broker: BrokerInfo) -> None
     recorded."""
     n = secrets.randbelow(250) + 1
     mapped = f"::FFFF:198.51.100.{n}"
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         done = admin.alter(
             [
                 QuotaAlteration(
@@ -269,7 +269,7 @@ def test_impact_discovery_reports_every_source(
         # ConsumerGroupDescribe, which older brokers lack.
         members.append(_member(kafka_broker, topic, f"{P}kip848", **{"group.protocol": "consumer"}))
     try:
-        with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+        with WireAdmin(kafka_broker.bootstrap_servers) as admin:
             found = discover(admin)
     finally:
         for m in members:

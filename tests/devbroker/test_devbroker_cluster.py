@@ -14,7 +14,7 @@ from kquota.devbroker.launcher import stop_broker
 from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
 from kquota.devbroker.processes import pid_alive
 from kquota.devbroker.tools import kafka_configs
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 
 
 def _kquota(*args: str) -> subprocess.CompletedProcess[str]:
@@ -89,7 +89,7 @@ def test_kafka_configs_on_one_node_reads_what_another_wrote(three_nodes: ThreeNo
         "--entity-name", user,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    with QuotaAdmin(three_nodes.address(3)) as admin:
+    with WireAdmin(three_nodes.address(3)) as admin:
         admin.describe_all()
         assert sorted(admin.brokers) == sorted(three_nodes.address(i) for i in NODE_IDS)
     out = ""

@@ -28,7 +28,7 @@ from kquota.devbroker.scram import scram_login_ok
 from kquota.devbroker.tools import kafka_configs
 from kquota.devbroker.zookeeper import answers, zookeeper_pid
 from kquota.errors import UsageError
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 
 ZK_VERSION = KAFKA_VERSION if KAFKA_VERSION in ZOOKEEPER_KAFKA_VERSIONS else "3.9.2"
@@ -69,7 +69,7 @@ def test_start_restart_stop_a_zookeeper_mode_broker(tmp_path: Path) -> None:
             "127.0.0.1", _port(info["sasl_bootstrap_servers"]), "alice", "a-secret"
         )
         assert not scram_login_ok("127.0.0.1", _port(info["sasl_bootstrap_servers"]), "alice", "x")
-        with QuotaAdmin(broker.bootstrap_servers) as admin:
+        with WireAdmin(broker.bootstrap_servers) as admin:
             done = admin.alter(
                 [
                     QuotaAlteration(
@@ -92,7 +92,7 @@ def test_start_restart_stop_a_zookeeper_mode_broker(tmp_path: Path) -> None:
         assert info2["zookeeper_connect"] == info["zookeeper_connect"]
         assert info2["bootstrap_servers"] == info["bootstrap_servers"]
         assert info2["cluster_id"] == info["cluster_id"]
-        with QuotaAdmin(info2["bootstrap_servers"]) as admin:
+        with WireAdmin(info2["bootstrap_servers"]) as admin:
             assert admin.describe_all()[Entity.of({"user": "zk-user"})] == {
                 "request_percentage": 12.5
             }
@@ -147,7 +147,7 @@ def test_a_zookeeper_cluster_has_every_node_and_one_zookeeper(zk_cluster: Broker
     assert zk_cluster.nodes is not None and [n["id"] for n in zk_cluster.nodes] == [1, 2]
     for node in zk_cluster.nodes:
         assert api_versions_ok("127.0.0.1", _port(node["bootstrap_server"]))
-    with QuotaAdmin(zk_cluster.bootstrap_servers) as admin:
+    with WireAdmin(zk_cluster.bootstrap_servers) as admin:
         admin.describe_all()
         assert len(admin.brokers) == 2
 
@@ -188,7 +188,7 @@ def test_apply_with_the_lease_then_every_broker_serves_it(
     assert zk_cluster.nodes is not None
     for node in zk_cluster.nodes:
         # No polling: apply ended, so this broker has caught up already.
-        with QuotaAdmin(node["bootstrap_server"]) as admin:
+        with WireAdmin(node["bootstrap_server"]) as admin:
             seen = {
                 e: v
                 for e, v in admin.describe_all().items()

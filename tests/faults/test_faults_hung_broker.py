@@ -24,7 +24,7 @@ import pytest
 from kquota import deadline
 from kquota.apply.lease import UNCONFIRMED_RELEASE, apply_lease
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.kafka.librdkafka import producer_config
 from terminal import on_terminal
 
@@ -95,7 +95,7 @@ def _kquota(root: Path, *argv: str) -> subprocess.Popen[bytes]:
 
 
 def _wait_for_first_commit(broker: BrokerInfo, proc: subprocess.Popen[bytes], prefix: str) -> None:
-    with QuotaAdmin(broker.bootstrap_servers) as admin:
+    with WireAdmin(broker.bootstrap_servers) as admin:
         while proc.poll() is None and not any(
             (n or "").startswith(prefix) for e in admin.describe_all() for _, n in e.parts
         ):

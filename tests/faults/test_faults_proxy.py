@@ -18,7 +18,7 @@ from fake_proxy import FaultProxy
 
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.model import Entity
 from polling import eventually
 
@@ -175,7 +175,7 @@ def test_cut_at_frame_delivered_commits_but_loses_the_response(
     # seconds on a loaded machine): polled with kquota's own fast client, then confirmed by
     # Kafka's tool once (a JVM per poll would make the bound a count of JVM start-ups).
     entity = Entity.of({"user": user})
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         shown = eventually(admin.describe_all, lambda state: entity in state)
     assert shown.get(entity) == {"producer_byte_rate": 2048.0}
     proc = kafka_configs_tool("--describe", "--entity-type", "users", "--entity-name", user)

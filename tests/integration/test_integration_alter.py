@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp, match_filter
+from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAdmin, match_filter
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.conn import connect_any
 from kquota.model import Entity, QuotaState, QuotaValues
@@ -39,8 +39,8 @@ def uname(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def admin(kafka_broker: BrokerInfo) -> Iterator[QuotaAdmin]:
-    with QuotaAdmin([kafka_broker.bootstrap_servers], ClientConfig()) as a:
+def admin(kafka_broker: BrokerInfo) -> Iterator[WireAdmin]:
+    with WireAdmin([kafka_broker.bootstrap_servers], ClientConfig()) as a:
         yield a
 
 
@@ -48,7 +48,7 @@ def E(**parts: str | None) -> Entity:
     return Entity.of({k.replace("_", "-"): v for k, v in parts.items()})
 
 
-def quotas_of(admin: QuotaAdmin, entity: Entity, expect: Mapping[str, float] | None) -> QuotaValues:
+def quotas_of(admin: WireAdmin, entity: Entity, expect: Mapping[str, float] | None) -> QuotaValues:
     """quotas_of polls a strict exact describe until it shows ``expect`` (None = absent)."""
     want: QuotaState = {} if expect is None else {entity: dict(expect)}
     got: QuotaState = eventually(
@@ -58,7 +58,7 @@ def quotas_of(admin: QuotaAdmin, entity: Entity, expect: Mapping[str, float] | N
     return got.get(entity, {})
 
 
-def alter1(admin: QuotaAdmin, entity: Entity, *ops: QuotaOp, validate_only: bool = False) -> Any:
+def alter1(admin: WireAdmin, entity: Entity, *ops: QuotaOp, validate_only: bool = False) -> Any:
     (result,) = admin.alter([QuotaAlteration(entity, tuple(ops))], validate_only=validate_only)
     return result
 
@@ -106,7 +106,7 @@ def wire_entry(entity: Entity, *ops: QuotaOp) -> dict[str, Any]:
     ],
     ids=["user", "client-id", "pair", "default-user+client", "user+default-client", "unicode"],
 )
-def test_round_trip(admin: QuotaAdmin, entity: Entity) -> None:
+def test_round_trip(admin: WireAdmin, entity: Entity) -> None:
     values = {PBR: 1048576.0, CBR: 2097152.0, RP: 12.34, CMR: 0.5}
     assert alter1(admin, entity, *(S(k, v) for k, v in values.items())).ok
     assert quotas_of(admin, entity, values) == values
@@ -116,14 +116,14 @@ def test_round_trip(admin: QuotaAdmin, entity: Entity) -> None:
     quotas_of(admin, entity, None)
 
 
-def test_float_values_survive_exactly(admin: QuotaAdmin) -> None:
+def test_float_values_survive_exactly(admin: WireAdmin) -> None:
     entity = E(user=uname("floats"))
     values = {RP: 0.1 + 0.2, CMR: 5e-324, PBR: 9223372036854775808.0}
     assert alter1(admin, entity, *(S(k, v) for k, v in values.items())).ok
     assert quotas_of(admin, entity, values) == values
 
 
-def test_ip_round_trip_case_31(admin: QuotaAdmin) -> None:
+def test_ip_round_trip_case_31(admin: WireAdmin) -> None:
     ip, default = E(ip="10.31.0.1"), E(ip=None)
     spec = [FilterComponent.specified("ip")]
 
@@ -145,7 +145,7 @@ def test_ip_round_trip_case_31(admin: QuotaAdmin) -> None:
     assert eventually(ips, lambda s: s == {}) == {}
 
 
-def test_ipv6_and_localhost_ip_entities(admin: QuotaAdmin) -> None:
+def test_ipv6_and_localhost_ip_entities(admin: WireAdmin) -> None:
     for name in ("2001:db8::31", "localhost"):
         entity = E(ip=name)
         assert alter1(admin, entity, S(CCR, 7)).ok
@@ -153,14 +153,14 @@ def test_ipv6_and_localhost_ip_entities(admin: QuotaAdmin) -> None:
         assert alter1(admin, entity, R(CCR)).ok
 
 
-def test_validate_only_leaves_nothing_behind(admin: QuotaAdmin) -> None:
+def test_validate_only_leaves_nothing_behind(admin: WireAdmin) -> None:
     fresh = E(user=uname("vo-fresh"), client_id=uname("vo-app"))
     assert alter1(admin, fresh, S(PBR, 1000), S(RP, 5.5), validate_only=True).ok
     time.sleep(0.5)
     assert admin.describe(match_filter(fresh.parts), strict=True) == {}
 
 
-def test_validate_only_case_27(admin: QuotaAdmin) -> None:
+def test_validate_only_case_27(admin: WireAdmin) -> None:
     entity = E(user=uname("vo-27"))
     assert alter1(admin, entity, S(PBR, 20000), S(RP, 23.45)).ok
     quotas_of(admin, entity, {PBR: 20000.0, RP: 23.45})
@@ -175,7 +175,7 @@ def test_validate_only_case_27(admin: QuotaAdmin) -> None:
     quotas_of(admin, entity, {PBR: 20000.0, RP: 23.45})
 
 
-def test_validate_only_reports_the_same_errors(admin: QuotaAdmin) -> None:
+def test_validate_only_reports_the_same_errors(admin: WireAdmin) -> None:
     result = alter1(admin, E(user=uname("vo-bad")), S(PBR, 1.5), validate_only=True)
     assert (result.error_code, result.error_message) == (
         42,
@@ -296,7 +296,7 @@ VALIDATION_CASES: list[tuple[str, Entity, list[QuotaOp], str]] = [
 )
 @pytest.mark.parametrize("validate_only", [True, False], ids=["validate", "apply"])
 def test_validation_message(
-    admin: QuotaAdmin, entity: Entity, ops: list[QuotaOp], message: str, validate_only: bool
+    admin: WireAdmin, entity: Entity, ops: list[QuotaOp], message: str, validate_only: bool
 ) -> None:
     result = alter1(admin, entity, *ops, validate_only=validate_only)
     assert (result.error_code, result.error_name, result.error_message) == (
@@ -317,12 +317,12 @@ def test_validation_message(
         Entity(()),
     ],
 )
-def test_invalid_entities_case_12(admin: QuotaAdmin, entity: Entity) -> None:
+def test_invalid_entities_case_12(admin: WireAdmin, entity: Entity) -> None:
     result = alter1(admin, entity, S(PBR, 10000))
     assert result.error_code == 42
 
 
-def test_one_bad_op_blocks_the_entity_case_13(admin: QuotaAdmin) -> None:
+def test_one_bad_op_blocks_the_entity_case_13(admin: WireAdmin) -> None:
     for ops in ([S("not.a.quota.key", 0.0), S(RP, 99.9)], [S(RP, 99.9), S("not.a.quota.key", 0.0)]):
         entity = E(user=uname(f"v13-{ops[0].key}"))
         assert alter1(admin, entity, *ops).error_code == 42
@@ -330,7 +330,7 @@ def test_one_bad_op_blocks_the_entity_case_13(admin: QuotaAdmin) -> None:
         quotas_of(admin, entity, None)
 
 
-def test_valid_edge_values_case_19_20(admin: QuotaAdmin) -> None:
+def test_valid_edge_values_case_19_20(admin: WireAdmin) -> None:
     entity = E(user=uname("v19"))
     assert alter1(admin, entity, S(CBR, 1234.0)).ok
     quotas_of(admin, entity, {CBR: 1234.0})
@@ -340,12 +340,12 @@ def test_valid_edge_values_case_19_20(admin: QuotaAdmin) -> None:
     quotas_of(admin, entity, {CBR: 1235.0000001, RP: 0.99, PBR: 1e-7})
 
 
-def test_valid_ip_entities_case_21(admin: QuotaAdmin) -> None:
+def test_valid_ip_entities_case_21(admin: WireAdmin) -> None:
     assert alter1(admin, E(ip="127.0.0.1"), S(CCR, 5), validate_only=True).ok
     assert alter1(admin, E(ip=None), S(CCR, 5), validate_only=True).ok
 
 
-def test_duplicate_key_in_one_entry_case_24(kafka_broker: BrokerInfo, admin: QuotaAdmin) -> None:
+def test_duplicate_key_in_one_entry_case_24(kafka_broker: BrokerInfo, admin: WireAdmin) -> None:
     entity = E(user=uname("v24"))
     body = raw_alter(kafka_broker, [wire_entry(entity, S(PBR, 1000), S(PBR, 2000))], False)
     (entry,) = body["Entries"]
@@ -361,7 +361,7 @@ def test_duplicate_key_in_one_entry_case_24(kafka_broker: BrokerInfo, admin: Quo
 # --- §6.2 state transitions (cases 26-40) ----------------------------------------------------
 
 
-def test_alter_sequence_case_26(admin: QuotaAdmin) -> None:
+def test_alter_sequence_case_26(admin: WireAdmin) -> None:
     e = E(user=uname("c26"), client_id=uname("c26-app"))
     quotas_of(admin, e, None)
     steps: list[tuple[list[QuotaOp], dict[str, float]]] = [
@@ -377,7 +377,7 @@ def test_alter_sequence_case_26(admin: QuotaAdmin) -> None:
         quotas_of(admin, e, expect)
 
 
-def test_alter_and_remove_case_28(admin: QuotaAdmin) -> None:
+def test_alter_and_remove_case_28(admin: WireAdmin) -> None:
     e = E(user=uname("c28"))
     assert alter1(admin, e, S(PBR, 10000)).ok
     quotas_of(admin, e, {PBR: 10000})
@@ -395,7 +395,7 @@ def test_alter_and_remove_case_28(admin: QuotaAdmin) -> None:
     quotas_of(admin, e, {RP: 99, PBR: 10002, CBR: 20001})
 
 
-def test_partial_match_case_29(admin: QuotaAdmin) -> None:
+def test_partial_match_case_29(admin: WireAdmin) -> None:
     e = E(user=uname("testkit"))
     e2 = E(user=uname("testkit"), client_id="some-client")
     assert alter1(admin, e, S(RP, 0.99)).ok
@@ -416,7 +416,7 @@ def test_partial_match_case_29(admin: QuotaAdmin) -> None:
     assert partial == {e: {PBR: 9999}, e2: {PBR: 9998}}
 
 
-def test_default_entities_case_30(admin: QuotaAdmin) -> None:
+def test_default_entities_case_30(admin: WireAdmin) -> None:
     # {client-id=<default>} stands in for the test's {user=<default>}: that one is the
     # describe-filter fixture's, and the broker is shared.
     d, named = E(client_id=None), E(client_id=uname("c30"))
@@ -428,13 +428,13 @@ def test_default_entities_case_30(admin: QuotaAdmin) -> None:
     quotas_of(admin, d, None)
 
 
-def test_sanitized_names_case_32(admin: QuotaAdmin) -> None:
+def test_sanitized_names_case_32(admin: WireAdmin) -> None:
     e = E(user=uname("user with spaces"))
     assert alter1(admin, e, S(PBR, 20000)).ok
     quotas_of(admin, e, {PBR: 20000})
 
 
-def test_literal_default_name_case_34(admin: QuotaAdmin) -> None:
+def test_literal_default_name_case_34(admin: WireAdmin) -> None:
     e = E(client_id="<default>")
     assert alter1(admin, e, S(PBR, 20000)).ok
     quotas_of(admin, e, {PBR: 20000})
@@ -442,7 +442,7 @@ def test_literal_default_name_case_34(admin: QuotaAdmin) -> None:
     assert alter1(admin, e, R(PBR)).ok
 
 
-def test_many_entities_in_one_request_case_35(admin: QuotaAdmin) -> None:
+def test_many_entities_in_one_request_case_35(admin: WireAdmin) -> None:
     entities = [
         E(user=uname("c35-u")),
         E(user=uname("c35-u"), client_id=uname("c35-c")),
@@ -458,23 +458,23 @@ def test_many_entities_in_one_request_case_35(admin: QuotaAdmin) -> None:
         quotas_of(admin, e, {RP: 35.0})
 
 
-def test_empty_request_case_36(kafka_broker: BrokerInfo, admin: QuotaAdmin) -> None:
+def test_empty_request_case_36(kafka_broker: BrokerInfo, admin: WireAdmin) -> None:
     assert admin.alter([], validate_only=False) == []
     assert raw_alter(kafka_broker, [], False)["Entries"] == []
 
 
-def test_empty_ops_case_37(admin: QuotaAdmin) -> None:
+def test_empty_ops_case_37(admin: WireAdmin) -> None:
     assert alter1(admin, E(user=uname("c37"))).ok
     bad = alter1(admin, E(user=""))
     assert (bad.error_code, bad.error_message) == (42, "Empty user not supported")
 
 
-def test_remove_unknown_key_case_38(admin: QuotaAdmin) -> None:
+def test_remove_unknown_key_case_38(admin: WireAdmin) -> None:
     assert alter1(admin, E(user=uname("c38")), R("bogus")).ok
     assert alter1(admin, E(user=uname("c38")), R(CCR)).ok  # a key of another entity kind
 
 
-def test_duplicate_entity_case_39(kafka_broker: BrokerInfo, admin: QuotaAdmin) -> None:
+def test_duplicate_entity_case_39(kafka_broker: BrokerInfo, admin: WireAdmin) -> None:
     e = E(user=uname("c39"))
     body = raw_alter(
         kafka_broker, [wire_entry(e, S(PBR, 1000)), wire_entry(e, S(CBR, 1000))], False
@@ -485,7 +485,7 @@ def test_duplicate_entity_case_39(kafka_broker: BrokerInfo, admin: QuotaAdmin) -
     quotas_of(admin, e, {PBR: 1000})  # ... although the first alteration was applied
 
 
-def test_set_to_current_value_case_40(admin: QuotaAdmin) -> None:
+def test_set_to_current_value_case_40(admin: WireAdmin) -> None:
     e = E(user=uname("c40"))
     assert alter1(admin, e, S(PBR, 4000)).ok
     quotas_of(admin, e, {PBR: 4000})
@@ -496,7 +496,7 @@ def test_set_to_current_value_case_40(admin: QuotaAdmin) -> None:
 # --- chunking --------------------------------------------------------------------------------
 
 
-def test_twelve_thousand_keys_in_one_call_are_chunked(admin: QuotaAdmin) -> None:
+def test_twelve_thousand_keys_in_one_call_are_chunked(admin: WireAdmin) -> None:
     prefix = uname("chunk")
     alts = [
         QuotaAlteration(
@@ -523,7 +523,7 @@ def test_above_the_controller_limit_every_entry_fails(kafka_broker: BrokerInfo) 
     """Why kquota chunks: 10,001 changed keys in one request fail as a whole (validate-only)."""
     prefix = uname("unchunked")
     alts = [QuotaAlteration(E(user=f"{prefix}-{i:05d}"), (S(PBR, 1000 + i),)) for i in range(10001)]
-    with QuotaAdmin([kafka_broker.bootstrap_servers], ClientConfig(), chunk_keys=20000) as a:
+    with WireAdmin([kafka_broker.bootstrap_servers], ClientConfig(), chunk_keys=20000) as a:
         results = a.alter(alts, validate_only=True)
     assert {r.error_name for r in results} == {"POLICY_VIOLATION"}
     assert results[0].error_message == "Request parameters do not satisfy the configured policy."

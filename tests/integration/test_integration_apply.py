@@ -20,7 +20,7 @@ from cli_runner import run_kquota
 from conftest import KafkaConfigsTool
 from kquota.apply.applier import apply_plan
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.model import Entity, QuotaState
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from polling import assert_eventually
@@ -46,7 +46,7 @@ class Repo:
         return run_kquota(list(argv), self.capsys)
 
     def state(self, bootstrap: str | None = None) -> QuotaState:
-        with QuotaAdmin(bootstrap or self.broker.bootstrap_servers) as admin:
+        with WireAdmin(bootstrap or self.broker.bootstrap_servers) as admin:
             return {
                 e: v
                 for e, v in admin.describe_all().items()
@@ -180,7 +180,7 @@ def test_plan_for_another_cluster_is_refused(
     assert code == 1
     assert f"made for cluster id {repo.broker.cluster_id}" in err
     assert other.cluster_id in err and other.password not in err
-    with QuotaAdmin(other.bootstrap_servers) as admin:
+    with WireAdmin(other.bootstrap_servers) as admin:
         assert repo.user("gus") not in admin.describe_all()
 
 
@@ -207,7 +207,7 @@ def test_validate_only_failure_commits_nothing(repo: Repo) -> None:
             for e, v in ((repo.user("hal"), 4096.0), (repo.user("ivy"), 1.5))
         )
     )
-    with QuotaAdmin(repo.broker.bootstrap_servers) as admin:
+    with WireAdmin(repo.broker.bootstrap_servers) as admin:
         report = apply_plan(admin, plan)
     assert len(report.validation_failures) == 1 and not report.committed
     assert report.validation_failures[0].message == (

@@ -25,7 +25,7 @@ from kquota import deadline
 from kquota.apply.applier import apply_plan
 from kquota.apply.lease import apply_lease
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.librdkafka import producer_config
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
@@ -76,7 +76,7 @@ class Repo:
         return self.start(*argv).finish(timeout)
 
     def state(self) -> QuotaState:
-        with QuotaAdmin(self.broker.bootstrap_servers) as admin:
+        with WireAdmin(self.broker.bootstrap_servers) as admin:
             return {
                 e: v
                 for e, v in admin.describe_all().items()
@@ -252,7 +252,7 @@ class fake_interleaved_writer:
     busy cluster but cannot be timed on demand; this wrapper only times it.
     """
 
-    def __init__(self, admin: QuotaAdmin, other: QuotaAdmin, writes: Sequence[QuotaAlteration]):
+    def __init__(self, admin: WireAdmin, other: WireAdmin, writes: Sequence[QuotaAlteration]):
         self._admin, self._other, self._writes = admin, other, writes
         self._committed = False
 
@@ -282,7 +282,7 @@ class fake_interleaved_writer:
 
 
 class fake_interleaved_writer_exact(fake_interleaved_writer):  # noqa: N801
-    """The same, for an admin that also reads given entities by exact match (as QuotaAdmin
+    """The same, for an admin that also reads given entities by exact match (as WireAdmin
     does, which apply's verification uses for a handful of entities)."""
 
     def describe_entities_each_broker(self, entities: Sequence[Entity]) -> Sequence[QuotaState]:
@@ -299,7 +299,7 @@ def test_verification_names_what_another_writer_changed(
     plan = make_plan(desired, {}, Policy())
     theirs = [QuotaAlteration(u, (QuotaOp.set("producer_byte_rate", 9.0),)) for u in users[:2]]
     bootstrap = repo.broker.bootstrap_servers
-    with QuotaAdmin(bootstrap) as admin, QuotaAdmin(bootstrap) as other:
+    with WireAdmin(bootstrap) as admin, WireAdmin(bootstrap) as other:
         report = apply_plan(wrapper(admin, other, theirs), plan, verify_timeout=10)
     assert len(report.committed) == 5 and not report.unconverged
     assert {e for e, _ in report.overwritten} == set(users[:2])
@@ -315,8 +315,8 @@ def test_the_cli_exits_4_and_counts_entities_another_writer_changed(repo: Repo) 
     plan = make_plan({u: {"consumer_byte_rate": 50.0} for u in users}, {}, Policy())
     theirs = [QuotaAlteration(users[0], (QuotaOp.set("consumer_byte_rate", 51.0),))]
     with (
-        QuotaAdmin(repo.broker.bootstrap_servers) as admin,
-        QuotaAdmin(repo.broker.bootstrap_servers) as other,
+        WireAdmin(repo.broker.bootstrap_servers) as admin,
+        WireAdmin(repo.broker.bootstrap_servers) as other,
     ):
         report = apply_plan(fake_interleaved_writer(admin, other, theirs), plan)
     assert exit_code(report) == OVERWRITTEN_EXIT == 4

@@ -15,7 +15,7 @@ from acls import add_user, allow, create_topic, revoke, sasl_properties
 from cli_runner import run_kquota
 from kquota.cli.main import main
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import ClusterAuthorizationError
 from kquota.model import Entity, QuotaState
@@ -60,7 +60,7 @@ def _as(broker: BrokerInfo, user: str) -> Target:
 
 
 @pytest.fixture(scope="module")
-def alice(kafka_broker_with_authorizer: BrokerInfo) -> Iterator[QuotaAdmin]:
+def alice(kafka_broker_with_authorizer: BrokerInfo) -> Iterator[WireAdmin]:
     with _as(kafka_broker_with_authorizer, "alice").admin() as a:
         yield a
 
@@ -74,7 +74,7 @@ def _alts() -> list[QuotaAlteration]:
     ]
 
 
-def test_alice_cannot_describe(alice: QuotaAdmin) -> None:
+def test_alice_cannot_describe(alice: WireAdmin) -> None:
     with pytest.raises(ClusterAuthorizationError) as e:
         alice.describe_all()
     assert (e.value.code, e.value.name) == (31, "CLUSTER_AUTHORIZATION_FAILED")
@@ -86,7 +86,7 @@ def test_alice_cannot_describe(alice: QuotaAdmin) -> None:
 
 
 @pytest.mark.parametrize("validate_only", [True, False])
-def test_alice_cannot_alter(alice: QuotaAdmin, validate_only: bool) -> None:
+def test_alice_cannot_alter(alice: WireAdmin, validate_only: bool) -> None:
     results = alice.alter(_alts(), validate_only=validate_only)
     assert [r.entity for r in results] == [a.entity for a in _alts()]
     assert {(r.error_code, r.error_name, r.error_message) for r in results} == {
@@ -159,7 +159,7 @@ def test_apply_without_alter_configs_names_what_is_missing_once_for_all_entities
     add_user(broker, bob, "bob-secret")
     allow(broker, bob, AclOperation.DESCRIBE_CONFIGS)
     props = {k: v for k, v in sasl_properties(broker, bob, "bob-secret").items()}
-    with QuotaAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
+    with WireAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
         eventually_authorized(admin.describe_all)
     (tmp_path / "client.properties").write_text(
         "".join(f"{k}={v}\n" for k, v in props.items() if k != "bootstrap.servers")
@@ -215,7 +215,7 @@ def test_audit_topic_writability_is_checked_before_commit_and_a_lost_audit_exits
     on_topic = (ResourceType.TOPIC, topic)
     allow(broker, carol, AclOperation.DESCRIBE, on_topic)
     props = sasl_properties(broker, carol, "carol-secret")
-    with QuotaAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
+    with WireAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
         eventually_authorized(admin.describe_all)
 
     def audit_check() -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.kafka.config import ClientConfig
 
 
 def test_cluster_id_is_the_formatted_id_on_both_listeners(kafka_broker: BrokerInfo) -> None:
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         assert admin.cluster_id() == kafka_broker.cluster_id
     sasl = ClientConfig.from_properties(
         {
@@ -18,5 +18,5 @@ def test_cluster_id_is_the_formatted_id_on_both_listeners(kafka_broker: BrokerIn
             "sasl.password": kafka_broker.password,
         }
     )
-    with QuotaAdmin(kafka_broker.sasl_bootstrap_servers, sasl) as admin:
+    with WireAdmin(kafka_broker.sasl_bootstrap_servers, sasl) as admin:
         assert admin.cluster_id() == kafka_broker.cluster_id

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import InvalidRequestError, UnsupportedVersionError
 from kquota.model import Entity, QuotaState
@@ -61,8 +61,8 @@ BY_ENTITY = {e: label for label, (e, _) in FIXTURE.items()}
 
 
 @pytest.fixture(scope="module")
-def admin(kafka_broker: BrokerInfo) -> Iterator[QuotaAdmin]:
-    with QuotaAdmin([kafka_broker.bootstrap_servers], ClientConfig()) as a:
+def admin(kafka_broker: BrokerInfo) -> Iterator[WireAdmin]:
+    with WireAdmin([kafka_broker.bootstrap_servers], ClientConfig()) as a:
         results = a.alter(
             [
                 QuotaAlteration(e, tuple(QuotaOp.set(k, v) for k, v in q.items()))
@@ -93,7 +93,7 @@ X, D, S = FilterComponent.exact, FilterComponent.default, FilterComponent.specif
 
 
 @pytest.mark.parametrize("label", [f"E{i}" for i in range(1, 12)])
-def test_exact_case_41(admin: QuotaAdmin, label: str) -> None:
+def test_exact_case_41(admin: WireAdmin, label: str) -> None:
     entity, values = FIXTURE[label]
     comps = [D(t) if n is None else X(t, n) for t, n in entity.parts]
     assert admin.describe(comps, strict=True) == {entity: values}
@@ -111,7 +111,7 @@ def test_exact_case_41(admin: QuotaAdmin, label: str) -> None:
         [X("client-id", C3)],
     ],
 )
-def test_exact_no_match_case_42(admin: QuotaAdmin, comps: list[FilterComponent]) -> None:
+def test_exact_no_match_case_42(admin: WireAdmin, comps: list[FilterComponent]) -> None:
     assert labels(admin.describe(comps, strict=True)) == set()
 
 
@@ -138,12 +138,12 @@ def test_exact_no_match_case_42(admin: QuotaAdmin, comps: list[FilterComponent])
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_filter_cases(
-    admin: QuotaAdmin, case: str, comps: list[FilterComponent], strict: bool, expected: set[str]
+    admin: WireAdmin, case: str, comps: list[FilterComponent], strict: bool, expected: set[str]
 ) -> None:
     assert labels(admin.describe(comps, strict=strict)) == expected
 
 
-def test_empty_strict_filter_returns_nothing_at_all(admin: QuotaAdmin) -> None:
+def test_empty_strict_filter_returns_nothing_at_all(admin: WireAdmin) -> None:
     assert admin.describe([], strict=True) == {}
 
 
@@ -181,7 +181,7 @@ def test_empty_strict_filter_returns_nothing_at_all(admin: QuotaAdmin) -> None:
     ],
 )
 def test_invalid_filters_case_56_58(
-    admin: QuotaAdmin, comps: list[FilterComponent], message: str
+    admin: WireAdmin, comps: list[FilterComponent], message: str
 ) -> None:
     with pytest.raises(InvalidRequestError) as e:
         admin.describe(comps, strict=False)
@@ -189,13 +189,13 @@ def test_invalid_filters_case_56_58(
 
 
 @pytest.mark.parametrize("entity_type", ["other", "User"])
-def test_unsupported_entity_type_case_57(admin: QuotaAdmin, entity_type: str) -> None:
+def test_unsupported_entity_type_case_57(admin: WireAdmin, entity_type: str) -> None:
     with pytest.raises(UnsupportedVersionError) as e:
         admin.describe([X(entity_type, "name")], strict=True)
     assert (e.value.code, e.value.message) == (35, f"Unsupported entity type {entity_type}")
 
 
-def test_exact_reads_of_given_entities_return_those_the_broker_holds(admin: QuotaAdmin) -> None:
+def test_exact_reads_of_given_entities_return_those_the_broker_holds(admin: WireAdmin) -> None:
     """Apply's verification reads few entities by exact match (one strict describe each): the
     default entity, pairs, ip entities and an entity the broker does not hold."""
     wanted = [FIXTURE[label][0] for label in ("E1", "E4", "E5", "E10", "I2")]

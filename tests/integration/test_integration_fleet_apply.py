@@ -19,7 +19,7 @@ import pytest
 
 from conftest import KAFKA_VERSION, KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 from polling import assert_eventually
 from rollout_kit import (
@@ -149,7 +149,7 @@ def test_drift_during_a_wave_soak_stops_the_rollout(fleet: Fleet, kafka_broker: 
     with ended(kquota_process([*fleet.APPLY, "--timeout", "90s"])) as proc:
         read_until(proc.stderr, "soak:", progress)
         canary = Entity.of({"user": f"{p}canary"})
-        with QuotaAdmin(one) as admin:
+        with WireAdmin(one) as admin:
             (done,) = admin.alter(
                 [QuotaAlteration(canary, (QuotaOp("producer_byte_rate", 42.0, False),))],
                 validate_only=False,

@@ -18,7 +18,7 @@ import gfm
 from cli_runner import run_kquota
 from hostile_names import HOSTILE
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 from kquota.render.format import display_entity
 from polling import eventually
@@ -37,7 +37,7 @@ def test_hostile_names_from_the_broker_render_as_text(
     names = [f"h{tag}{n}" for n in HOSTILE if "\r" not in n and n == n.strip()]
     users = [Entity.of({"user": n}) for n in names]
     bootstrap = kafka_broker.bootstrap_servers
-    with QuotaAdmin(bootstrap) as admin:
+    with WireAdmin(bootstrap) as admin:
         admin.alter(
             [QuotaAlteration(u, (QuotaOp.set(P, 1024.0),)) for u in users], validate_only=False
         )
@@ -63,7 +63,7 @@ def test_hostile_names_from_the_broker_render_as_text(
         assert sorted(shown) == sorted(display_entity(u) for u in users)
         assert set(changes.column("after")) == {"2048 (2 KiB/s)"}
     finally:
-        with QuotaAdmin(bootstrap) as admin:  # leave the shared broker as found
+        with WireAdmin(bootstrap) as admin:  # leave the shared broker as found
             admin.alter(
                 [QuotaAlteration(u, (QuotaOp.delete(P),)) for u in users], validate_only=False
             )

@@ -13,7 +13,7 @@ from cli_runner import run_kquota
 from kquota.apply.applier import apply_plan
 from kquota.apply.staleness import is_applied
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.model import Entity, QuotaState
 from kquota.plan.resolver import resolve
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
@@ -59,10 +59,10 @@ def test_plan_impact_live_reports_every_source_and_lists_file_principals(
 
 
 class _Watching:
-    """_Watching is the real QuotaAdmin, reading the broker back after every commit call: once
+    """_Watching is the real WireAdmin, reading the broker back after every commit call: once
     the broker shows what the call wrote, it records the principal's effective quota."""
 
-    def __init__(self, admin: QuotaAdmin, prefix: str, user: str, client: str) -> None:
+    def __init__(self, admin: WireAdmin, prefix: str, user: str, client: str) -> None:
         self.admin, self.prefix, self.user, self.client = admin, prefix, user, client
         self.seen: list[float | None] = []
 
@@ -107,7 +107,7 @@ def test_a_quota_moving_between_entities_is_never_missing(kafka_broker: BrokerIn
     own = Entity.of({"user": user})
     fallback = Entity.of({"user": user, "client-id": None})
     other = Entity.of({"user": f"{prefix}bob"})
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         seed = Plan(
             (
                 Alteration(own, (Op(P, 1000.0, False, None),), ChangeKind.CREATE),
@@ -162,7 +162,7 @@ def test_apply_recounts_the_protected_verdict_of_a_saved_plan(
     assert f"protected principals: {{user={p}svc, client-id=loader}} {P}: unlimited -> 2048" in err
     assert "--allow-protected-change" in err
     entity = Entity.of({"user": f"{p}svc", "client-id": None})
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         assert entity not in admin.describe_all()
         allow = [*guard, "--allow-protected-change"]
         code, out, err = run_kquota(["apply", "plan.json", "--auto-approve", *allow], capsys)

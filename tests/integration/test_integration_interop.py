@@ -9,7 +9,7 @@ import pytest
 
 from conftest import KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.config import ClientConfig
 from kquota.model import Entity
 from polling import eventually
@@ -20,13 +20,13 @@ T = secrets.token_hex(3)
 
 
 @pytest.fixture(scope="module")
-def admin(kafka_broker: BrokerInfo) -> Iterator[QuotaAdmin]:
-    with QuotaAdmin([kafka_broker.bootstrap_servers], ClientConfig()) as a:
+def admin(kafka_broker: BrokerInfo) -> Iterator[WireAdmin]:
+    with WireAdmin([kafka_broker.bootstrap_servers], ClientConfig()) as a:
         yield a
 
 
 def test_kquota_writes_kafka_configs_reads(
-    admin: QuotaAdmin, kafka_configs_tool: KafkaConfigsTool
+    admin: WireAdmin, kafka_configs_tool: KafkaConfigsTool
 ) -> None:
     user, client = f"kq-writer-{T}", f"kq-app-{T}"
     results = admin.alter(
@@ -59,7 +59,7 @@ def test_kquota_writes_kafka_configs_reads(
 
 
 def test_kafka_configs_writes_kquota_reads(
-    admin: QuotaAdmin, kafka_configs_tool: KafkaConfigsTool
+    admin: WireAdmin, kafka_configs_tool: KafkaConfigsTool
 ) -> None:
     user = f"kc-writer-{T}"
     kafka_configs_tool(

@@ -16,7 +16,7 @@ import pytest
 
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 from polling import eventually
 
@@ -43,7 +43,7 @@ def test_ip_spellings_against_the_broker(
     v4, v4_mapped = f"198.51.100.{n}", f"::FFFF:198.51.100.{n}"
     v6, v6_upper = f"2001:db8:{x}::1", f"2001:DB8:{x.upper()}::1"
     bootstrap = kafka_broker.bootstrap_servers
-    with QuotaAdmin(bootstrap) as admin:
+    with WireAdmin(bootstrap) as admin:
         admin.alter([setting(v4_mapped, 7), setting(v6_upper, 9)], validate_only=False)
         # A describe trails the alter before it.
         held = eventually(admin.describe_all, lambda s: ip(v4_mapped) in s and ip(v6_upper) in s)
@@ -81,7 +81,7 @@ def test_ip_spellings_against_the_broker(
         assert f"~ {{ip={v6_upper}}}" in out and "0 to create, 1 to update, 0 to delete" in out
         code, out, err = run_kquota(["apply", "--auto-approve"], capsys)
         assert code == 0, out + err
-        with QuotaAdmin(bootstrap) as admin:
+        with WireAdmin(bootstrap) as admin:
             held = admin.describe_all()
         assert held[ip(v6_upper)] == {"connection_creation_rate": 11.0}
         assert ip(v6) not in held and ip(v4) not in held
@@ -95,7 +95,7 @@ def test_ip_spellings_against_the_broker(
         assert code == 0, out + err
 
         # The cluster now holds a second spelling of one address: export leaves it out, says so.
-        with QuotaAdmin(bootstrap) as admin:
+        with WireAdmin(bootstrap) as admin:
             admin.alter([setting(v4, 8)], validate_only=False)
             eventually(admin.describe_all, lambda s: ip(v4) in s)
         code, out, err = run_kquota(["export"], capsys)
@@ -106,7 +106,7 @@ def test_ip_spellings_against_the_broker(
         assert f"warning: the cluster holds one ip address as {v4}, {v4_mapped}:" in err
 
     finally:
-        with QuotaAdmin(bootstrap) as admin:  # leave the shared broker as found
+        with WireAdmin(bootstrap) as admin:  # leave the shared broker as found
             admin.alter(
                 [
                     QuotaAlteration(ip(s), (QuotaOp.delete("connection_creation_rate"),))

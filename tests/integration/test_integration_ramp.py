@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity, QuotaState
 from rollout_kit import Project, ended, kquota_process, project, read_until, user_quota, watch
 
@@ -111,7 +111,7 @@ def test_ramp_steps_are_observed_on_the_broker_one_by_one(
         "apply", "u.json", "--cluster", "local", "--auto-approve", "--allow-mass-removal"
     )
     assert code == 0, out + err
-    with QuotaAdmin(repo.bootstrap) as admin:
+    with WireAdmin(repo.bootstrap) as admin:
         state = admin.describe_all()
     assert state.get(a) == {"producer_byte_rate": 8000.0} and b not in state
     # Observed on the broker: each value in turn, the created quota with the first step.
@@ -207,7 +207,7 @@ def test_a_ramp_stops_when_the_cluster_moves_between_steps(
     with ended(kquota_process(argv)) as proc:
         # Step 1 is committed and verified when its report says so; the wait starts then.
         read_until(proc.stdout, "verified: the cluster shows", lines)
-        with QuotaAdmin(repo.bootstrap) as admin:
+        with WireAdmin(repo.bootstrap) as admin:
             assert admin.describe_all().get(a) == {"producer_byte_rate": 400.0}
             # Someone else moves the quota while the ramp waits.
             (done,) = admin.alter(

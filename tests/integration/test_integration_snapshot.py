@@ -10,7 +10,7 @@ import pytest
 
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 from kquota.snapshot.files import read_snapshot
 from kquota.snapshot.parquet import read_parquet_snapshot
@@ -30,7 +30,7 @@ def test_snapshot_formats_round_trip(
     monkeypatch.chdir(tmp_path)
     name = f"snap-{secrets.token_hex(3)}"
     entity = Entity.of({"user": name, "client-id": None})
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         (result,) = admin.alter(
             [QuotaAlteration(entity, (QuotaOp.set("consumer_byte_rate", 4096.0),))],
             validate_only=False,

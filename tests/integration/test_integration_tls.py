@@ -9,7 +9,7 @@ import pytest
 
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.tls import make_pki
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import AuthenticationError, BrokerConnectionError
 from kquota.model import Entity
@@ -30,14 +30,14 @@ def _ssl(broker: BrokerInfo, **extra: str) -> ClientConfig:
 def test_mutual_tls_round_trip(kafka_broker_tls: BrokerInfo) -> None:
     entity = Entity.of({"user": f"tls-{secrets.token_hex(3)}"})
     assert kafka_broker_tls.ssl_bootstrap_servers is not None
-    with QuotaAdmin(kafka_broker_tls.ssl_bootstrap_servers, _ssl(kafka_broker_tls)) as admin:
+    with WireAdmin(kafka_broker_tls.ssl_bootstrap_servers, _ssl(kafka_broker_tls)) as admin:
         assert admin.cluster_id() == kafka_broker_tls.cluster_id
         (result,) = admin.alter(
             [QuotaAlteration(entity, (QuotaOp.set("producer_byte_rate", 123.0),))],
             validate_only=False,
         )
         assert result.ok
-    with QuotaAdmin(kafka_broker_tls.bootstrap_servers) as plain:
+    with WireAdmin(kafka_broker_tls.bootstrap_servers) as plain:
         for _ in range(50):
             if plain.describe_all().get(entity) == {"producer_byte_rate": 123.0}:
                 break
@@ -53,7 +53,7 @@ def test_the_ssl_listener_refuses_a_client_without_a_certificate(
     )
     with (
         pytest.raises(BrokerConnectionError) as e,
-        QuotaAdmin(kafka_broker_tls.ssl_bootstrap_servers, config) as admin,
+        WireAdmin(kafka_broker_tls.ssl_bootstrap_servers, config) as admin,
     ):
         admin.cluster_id()
     # TLS 1.2 brokers refuse in the handshake (bad certificate alert), TLS 1.3 ones hang up
@@ -69,7 +69,7 @@ def test_a_server_signed_by_another_ca_is_refused(
     assert kafka_broker_tls.ssl_bootstrap_servers is not None
     with (
         pytest.raises(BrokerConnectionError) as e,
-        QuotaAdmin(kafka_broker_tls.ssl_bootstrap_servers, config) as admin,
+        WireAdmin(kafka_broker_tls.ssl_bootstrap_servers, config) as admin,
     ):
         admin.cluster_id()
     assert "unable to get local issuer certificate" in str(e.value)
@@ -80,7 +80,7 @@ def test_hostname_verification_uses_the_name_dialled(kafka_broker_tls: BrokerInf
     # The certificate names localhost and 127.0.0.1, so both verify; hostname checks are on.
     assert kafka_broker_tls.ssl_bootstrap_servers is not None
     port = kafka_broker_tls.ssl_bootstrap_servers.rsplit(":", 1)[1]
-    with QuotaAdmin(f"localhost:{port}", _ssl(kafka_broker_tls)) as admin:
+    with WireAdmin(f"localhost:{port}", _ssl(kafka_broker_tls)) as admin:
         assert admin.cluster_id() == kafka_broker_tls.cluster_id
 
 
@@ -94,12 +94,12 @@ def test_sasl_ssl(kafka_broker_tls: BrokerInfo, mechanism: str) -> None:
         "ssl.ca.location": kafka_broker_tls.ssl_ca_location,
     }
     good = ClientConfig.from_properties({**base, "sasl.password": kafka_broker_tls.password})
-    with QuotaAdmin(kafka_broker_tls.sasl_ssl_bootstrap_servers, good) as admin:
+    with WireAdmin(kafka_broker_tls.sasl_ssl_bootstrap_servers, good) as admin:
         assert admin.cluster_id() == kafka_broker_tls.cluster_id
     bad = ClientConfig.from_properties({**base, "sasl.password": "wrong-password"})
     with (
         pytest.raises(AuthenticationError) as e,
-        QuotaAdmin(kafka_broker_tls.sasl_ssl_bootstrap_servers, bad) as admin,
+        WireAdmin(kafka_broker_tls.sasl_ssl_bootstrap_servers, bad) as admin,
     ):
         admin.cluster_id()
     assert "Authentication failed" in str(e.value) and "wrong-password" not in str(e.value)

@@ -1,4 +1,4 @@
-"""Connection and QuotaAdmin behaviour a real broker cannot produce on demand, on a loopback fake.
+"""Connection and WireAdmin behaviour a real broker cannot produce on demand, on a loopback fake.
 
 ``fake_broker`` is a tiny asyncio server speaking Kafka framing with kquota's own codec. It
 answers ApiVersions like a 4.3 broker and hands every other request to the test's script. It
@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from kquota.kafka.admin import (
-    AsyncQuotaAdmin,
-    QuotaAdmin,
+    AsyncWireAdmin,
     QuotaAlteration,
     QuotaOp,
+    WireAdmin,
     chunk_alterations,
 )
 from kquota.kafka.config import ClientConfig
@@ -136,7 +136,7 @@ def test_describe_through_fake() -> None:
     async def main() -> None:
         log: list[Header] = []
         async with fake_broker(script, log=log) as addr:
-            admin = AsyncQuotaAdmin([addr], _fast())
+            admin = AsyncWireAdmin([addr], _fast())
             state = await admin.describe_all()
             await admin.close()
         assert state == {
@@ -169,7 +169,7 @@ def test_bad_bytes_are_connection_errors(data: bytes, message: str) -> None:
 
     async def main() -> None:
         async with fake_broker(script) as addr:
-            admin = AsyncQuotaAdmin([addr], _fast(), max_frame_bytes=1 << 20)
+            admin = AsyncWireAdmin([addr], _fast(), max_frame_bytes=1 << 20)
             with pytest.raises(BrokerConnectionError, match=message):
                 await admin.describe_all()
             await admin.close()
@@ -183,7 +183,7 @@ def test_silent_broker_times_out() -> None:
 
     async def main() -> None:
         async with fake_broker(script) as addr:
-            admin = AsyncQuotaAdmin([addr], _fast(retries=2))
+            admin = AsyncWireAdmin([addr], _fast(retries=2))
             loop = asyncio.get_running_loop()
             start = loop.time()
             with pytest.raises(KafkaTimeoutError, match="DescribeClientQuotas .* within 400 ms"):
@@ -211,7 +211,7 @@ def test_retry_after_a_dropped_connection_succeeds() -> None:
 
     async def main() -> None:
         async with fake_broker(script) as addr:
-            admin = AsyncQuotaAdmin([addr], _fast(retries=3))
+            admin = AsyncWireAdmin([addr], _fast(retries=3))
             assert await admin.describe_all() == {}
             await admin.close()
         assert calls["n"] == 2
@@ -338,7 +338,7 @@ def test_alter_matches_by_entity_retries_retriable_and_chunks() -> None:
 
     async def main() -> list[Any]:
         async with fake_broker(script) as addr:
-            admin = AsyncQuotaAdmin([addr], _fast(retries=2), chunk_keys=2, max_in_flight=2)
+            admin = AsyncWireAdmin([addr], _fast(retries=2), chunk_keys=2, max_in_flight=2)
             results = await admin.alter(alts, validate_only=True)
             await admin.close()
             return results
@@ -360,7 +360,7 @@ def test_alter_rejects_duplicate_entities_before_sending() -> None:
     from kquota.errors import UsageError
 
     dup = [_alteration("x"), QuotaAlteration(Entity.of({"user": "x"}), (QuotaOp.delete("k"),))]
-    with QuotaAdmin(["127.0.0.1:1"], _fast()) as admin, pytest.raises(UsageError, match="merge"):
+    with WireAdmin(["127.0.0.1:1"], _fast()) as admin, pytest.raises(UsageError, match="merge"):
         admin.alter(dup, validate_only=False)
 
 
@@ -413,7 +413,7 @@ def test_tls_verifies_certificate_and_hostname(
                     "retries": "0",
                 }
             )
-            admin = AsyncQuotaAdmin([f"{host}:{port}"], config)
+            admin = AsyncWireAdmin([f"{host}:{port}"], config)
             if ok:
                 assert await admin.describe_all() == {}
             else:
@@ -463,7 +463,7 @@ def test_oauthbearer_token_file_is_read_per_connection(tmp_path: Path) -> None:
                 }
             )
             for _ in range(2):
-                admin = AsyncQuotaAdmin([addr], config)
+                admin = AsyncWireAdmin([addr], config)
                 assert await admin.describe_all() == {}
                 await admin.close()
                 token.write_text("second-token")

@@ -15,7 +15,7 @@ import pytest
 
 from hostile_names import HOSTILE
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import FilterComponent, QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity, QuotaState
 from polling import eventually
 
@@ -39,7 +39,7 @@ def test_every_shape_described_apart_adds_up_to_describe_all(kafka_broker: Broke
     for n in names:
         parts += [{"user": n}, {"client-id": n}, {"user": n, "client-id": n}]
     entities = [Entity.of(p) for p in parts]
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         sets = [
             QuotaAlteration(e, (QuotaOp.set("connection_creation_rate" if e.is_ip else P, 7.0),))
             for e in entities

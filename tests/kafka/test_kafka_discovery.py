@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cluster_harness import NODE_IDS, ThreeNodes
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.kafka.discovery import BrokerSet, brokers_of, join_host_port
 
 
@@ -33,7 +33,7 @@ def test_metadata_brokers_in_id_order_with_ipv6_bracketed() -> None:
 def test_one_bootstrap_address_learns_every_node(three_nodes: ThreeNodes) -> None:
     every = sorted(three_nodes.address(i) for i in NODE_IDS)
     for node_id in NODE_IDS:
-        with QuotaAdmin(three_nodes.address(node_id)) as admin:
+        with WireAdmin(three_nodes.address(node_id)) as admin:
             assert admin.brokers == ()
             admin.describe_all()
             assert sorted(admin.brokers) == every
@@ -44,7 +44,7 @@ def test_one_bootstrap_address_learns_every_node(three_nodes: ThreeNodes) -> Non
 def test_describes_carry_on_at_another_node_when_the_one_in_use_dies(
     three_nodes: ThreeNodes,
 ) -> None:
-    with QuotaAdmin(three_nodes.address(3)) as admin:
+    with WireAdmin(three_nodes.address(3)) as admin:
         before = admin.describe_all()
         three_nodes.kill(3)  # the fixture restarts it
         assert admin.describe_all() == before

@@ -14,7 +14,7 @@ from migrate_helpers import EXPECTED, SAMPLES
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.tools import kafka_configs
-from kquota.kafka.admin import QuotaAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 from kquota.render.format import number
 from polling import eventually
@@ -41,7 +41,7 @@ def _kafka_configs_set(broker: BrokerInfo, entity: Entity, values: dict[str, flo
 def _clear(broker: BrokerInfo, entities: dict[Entity, dict[str, float]]) -> None:
     """_clear removes every key the broker holds on ``entities``: the cluster is to hold
     exactly the other tool's quotas (``user=<default>`` is shared with every other test)."""
-    with QuotaAdmin(broker.bootstrap_servers) as admin:
+    with WireAdmin(broker.bootstrap_servers) as admin:
         current = admin.describe_all()
         stale = [
             QuotaAlteration(e, tuple(QuotaOp.delete(k) for k in current[e]))
@@ -65,7 +65,7 @@ def holding(kafka_broker: BrokerInfo) -> Iterator[list[dict[Entity, dict[str, fl
             for state in held
             for e, v in state.items()
         ]
-        with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+        with WireAdmin(kafka_broker.bootstrap_servers) as admin:
             assert all(r.error_code == 0 for r in admin.alter(alterations, validate_only=False))
 
 
@@ -83,7 +83,7 @@ def test_import_then_plan_against_the_same_quotas_shows_no_changes(
     for entity, values in expected.items():
         _kafka_configs_set(kafka_broker, entity, values)
     # A describe trails the controller: plan only once the broker serves what was set.
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         eventually(admin.describe_all, lambda s: all(s.get(e) == v for e, v in expected.items()))
 
     out = tmp_path / "imported.yaml"
@@ -100,7 +100,7 @@ def test_import_then_plan_against_the_same_quotas_shows_no_changes(
     # One value moves: now the plan has a change to make.
     entity, values = next(iter(expected.items()))
     key = next(iter(values))
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         moved = QuotaAlteration(entity, (QuotaOp.set(key, values[key] * 2),))
         assert admin.alter([moved], validate_only=False)[0].error_code == 0
         eventually(admin.describe_all, lambda s: s.get(entity, {}).get(key) == values[key] * 2)

@@ -13,7 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from cluster_harness import NODE_IDS, ThreeNodes
 from kquota.kafka import principal_rpcs
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.principals.live import discover
 from kquota.principals.model import SourceReport
 
@@ -90,7 +90,7 @@ def test_groups_on_every_coordinator_are_found(three_nodes: ThreeNodes) -> None:
         coordinators = {f.result(timeout=30).coordinator.id for f in described.values()}
         assert coordinators == set(NODE_IDS), "the groups must sit on every coordinator"
 
-        with QuotaAdmin(three_nodes.address(2)) as kq:
+        with WireAdmin(three_nodes.address(2)) as kq:
             found = discover(kq)
             callbacks = kq.run(principal_rpcs.quota_callbacks)
         clients = {p.client_id for p in found.principals if p.client_id}

@@ -28,7 +28,7 @@ from callback_classes import broker_with_callback
 from cli_runner import run_kquota
 from conftest import KAFKA_VERSION
 from kquota.devbroker.launcher import BrokerInfo
-from kquota.kafka.admin import QuotaAdmin
+from kquota.kafka.admin import WireAdmin
 from kquota.kafka.config import ClientConfig
 from kquota.plan.resolver import Principal
 from kquota.principals.live import discover, quota_callback
@@ -40,9 +40,9 @@ pytestmark = pytest.mark.integration
 T = secrets.token_hex(3)
 
 
-def _admin_as(broker: BrokerInfo, user: str) -> QuotaAdmin:
+def _admin_as(broker: BrokerInfo, user: str) -> WireAdmin:
     props = sasl_properties(broker, user, broker.users[user])
-    return QuotaAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props))
+    return WireAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props))
 
 
 def _report(found: Discovery, source: str) -> SourceReport:
@@ -198,7 +198,7 @@ def test_a_principal_without_rights_gets_reasons_not_exceptions(populated: Broke
 
 
 def test_a_broker_without_authorizer_says_it_has_no_acls(kafka_broker: BrokerInfo) -> None:
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         found = discover(admin)
     acl = _report(found, "acl-principals")
     assert acl.found is None
@@ -206,7 +206,7 @@ def test_a_broker_without_authorizer_says_it_has_no_acls(kafka_broker: BrokerInf
     assert "no authorizer" in acl.reason
     assert _report(found, "scram-users").found is not None
     assert found.quota_callback is None
-    with QuotaAdmin(kafka_broker.bootstrap_servers) as admin:
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
         assert quota_callback(admin) == (None, None)
 
 
@@ -222,7 +222,7 @@ def callback_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker
 
 
 def test_a_custom_quota_callback_is_recognised(callback_broker: BrokerInfo) -> None:
-    with QuotaAdmin(callback_broker.bootstrap_servers) as admin:
+    with WireAdmin(callback_broker.bootstrap_servers) as admin:
         found = discover(admin)
         callback = quota_callback(admin)
     assert found.quota_callback == CALLBACK_CLASS

@@ -18,7 +18,7 @@ from kquota.api.alterations import AlterationLike, AlterResult, checked_alterati
 from kquota.api.entities import EntityLike, as_entity, filter_components
 from kquota.closing import ClosesOnExit
 from kquota.errors import UsageError
-from kquota.kafka.admin import AsyncQuotaAdmin as _CoreAdmin
+from kquota.kafka.admin import AsyncWireAdmin as _CoreAdmin
 from kquota.kafka.admin import FilterComponent
 from kquota.model import CLIENT_ID, IP, USER, QuotaState
 from kquota.plan.resolver import Resolution, resolve

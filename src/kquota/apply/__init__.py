@@ -1,1 +1,1 @@
-"""Applying plans: the only code that writes to a cluster (through QuotaAdmin)."""
+"""Applying plans: the only code that writes to a cluster (through WireAdmin)."""

@@ -5,7 +5,7 @@
    report every failure with the broker's message.
 3. Commit in batches, every alteration that only sets before any that removes
    (:func:`commit_order`: a quota moving between entities is never missing in between,
-   docs/apply-safety.md); QuotaAdmin sends one alteration per entity per request and keeps each
+   docs/apply-safety.md); WireAdmin sends one alteration per entity per request and keeps each
    request below the controller's batch limit (``kquota.kafka.admin.chunk_alterations``, 5,000
    ops a request: far below the protocol's cap of 1,000,000 array elements, which the codec
    refuses to send; tests/kafka/protocol/test_protocol_array_cap.py). Alterations are atomic per
@@ -41,7 +41,7 @@ from kquota.plan.guard import GuardRefused
 from kquota.plan.types import Alteration, Plan
 
 DEFAULT_BATCH_SIZE = 20_000
-"""Alterations per commit call. QuotaAdmin splits each call into requests of at most 5,000
+"""Alterations per commit call. WireAdmin splits each call into requests of at most 5,000
 changed keys and keeps several in flight, so a batch must span several requests for that
 pipelining to pay (measured: 100k alterations committed in 6.2 s as one call, 8.2 s in
 batches of 2,000). A connection cut leaves at most one batch uncertain, and apply settles
@@ -63,7 +63,7 @@ shows, and waiting the full verify timeout for it would only delay the report.""
 
 
 class Admin(Protocol):
-    """Admin is the part of QuotaAdmin the applier uses (a Protocol keeps this testable)."""
+    """Admin is the part of WireAdmin the applier uses (a Protocol keeps this testable)."""
 
     def alter(self, alterations: Sequence[Any], *, validate_only: bool) -> Sequence[Any]: ...
 
@@ -74,7 +74,7 @@ class Admin(Protocol):
 
 @runtime_checkable
 class ExactReads(Protocol):
-    """ExactReads is an admin that can also read given entities at every broker (QuotaAdmin
+    """ExactReads is an admin that can also read given entities at every broker (WireAdmin
     can; an admin without it is verified by describe-alls only)."""
 
     def describe_entities_each_broker(self, entities: Sequence[Entity]) -> Sequence[QuotaState]: ...
@@ -158,7 +158,7 @@ def apply_plan(
     report.already_applied = [a.entity for a in plan.alterations if a.entity in already_applied]
     if not alterations:
         return report
-    # The plan's alterations go to the wire as they are (QuotaAdmin reads entity and ops).
+    # The plan's alterations go to the wire as they are (WireAdmin reads entity and ops).
     with progress.phase("validate-only", total=len(alterations)):
         report.validation_failures = _failures(admin.alter(alterations, validate_only=True))
     if report.validation_failures:
@@ -228,7 +228,7 @@ def commit_order(alterations: Iterable[Alteration]) -> list[Alteration]:
 
 def commit_batches(alterations: Sequence[Alteration], size: int) -> list[tuple[int, int]]:
     """commit_batches cuts the ordered alterations into ``[start, end)`` batches of at most
-    ``size`` that never span two phases: QuotaAdmin pipelines the requests of one call (and
+    ``size`` that never span two phases: WireAdmin pipelines the requests of one call (and
     retries some), so only separate calls are ordered on the cluster."""
     out: list[tuple[int, int]] = []
     start = 0

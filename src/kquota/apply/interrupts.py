@@ -1,7 +1,7 @@
 """SIGINT and SIGTERM during apply: a controlled stop, then the same report a broken
 connection gets.
 
-Python turns SIGINT into KeyboardInterrupt, and ``asyncio.Runner`` (inside QuotaAdmin) turns
+Python turns SIGINT into KeyboardInterrupt, and ``asyncio.Runner`` (inside WireAdmin) turns
 it into cancelling the request in flight first, so the event loop and the connection stay
 usable for settling. SIGTERM (what a cancelled CI job or ``kill`` sends) ends the process
 silently by default; :func:`signals_stop_apply` routes it through the same SIGINT handler, so

@@ -1,4 +1,6 @@
-"""QuotaAdmin: the only door to a cluster for the rest of kquota.
+"""WireAdmin: the only door to a cluster for the rest of kquota (the public
+:class:`kquota.QuotaAdmin` wraps it with argument checks; two names, so a reader always knows
+which side of the API a caller stands on).
 
 Nothing above this module sees a raw message (franz-go's kmsg/kadm split): callers get
 :data:`~kquota.model.QuotaState` from describes and one :class:`AlterResult` per entity from
@@ -19,16 +21,16 @@ alters. Decisions:
 * **Retries.** Alter ops are idempotent (set a value, remove a key), so a chunk whose
   connection failed, and entities that got a retriable error code, are sent again, a bounded
   number of times with exponential backoff and jitter.
-* The core is async; :class:`QuotaAdmin` is its synchronous face, owning an ``asyncio.Runner``.
+* The core is async; :class:`WireAdmin` is its synchronous face, owning an ``asyncio.Runner``.
 * One connection at a time, to any broker: quota describes are served by any broker and
   alters are forwarded to the controller by the broker. On connecting, Metadata tells the
   cluster's live brokers (:mod:`kquota.kafka.discovery`); when the connection dies, the
   retry goes to another of them, so one bootstrap address survives that broker dying after
   connect, and a dying controller is waited out by the brokers' forwarding and our retries.
-* **Reading every broker.** :meth:`AsyncQuotaAdmin.describe_each_broker` describes at each
+* **Reading every broker.** :meth:`AsyncWireAdmin.describe_each_broker` describes at each
   live broker; apply's verification uses it, so that an apply ends only when every broker
   has caught up (see docs/consistency.md);
-  :meth:`AsyncQuotaAdmin.describe_entities_each_broker` reads only given entities there (one
+  :meth:`AsyncWireAdmin.describe_entities_each_broker` reads only given entities there (one
   strict exact-match describe per entity, pipelined), which beats a describe-all while few
   entities are left to check.
 """
@@ -247,8 +249,8 @@ def _waiting_for(api_key: int, conn: BrokerConnection) -> contextlib.AbstractCon
     return waiting_on(f"{API_NAMES.get(api_key, api_key)} from {conn.shown}")
 
 
-class AsyncQuotaAdmin:
-    """AsyncQuotaAdmin is the async core of :class:`QuotaAdmin` (one lazily opened connection)."""
+class AsyncWireAdmin:
+    """AsyncWireAdmin is the async core of :class:`WireAdmin` (one lazily opened connection)."""
 
     def __init__(
         self,
@@ -585,11 +587,11 @@ def _merged(states: Sequence[QuotaState]) -> QuotaState:
     return merged
 
 
-class QuotaAdmin:
-    """QuotaAdmin is the synchronous client: ``with QuotaAdmin(servers, config) as admin: ...``.
+class WireAdmin:
+    """WireAdmin is the synchronous client: ``with WireAdmin(servers, config) as admin: ...``.
 
     It owns an ``asyncio.Runner`` for its lifetime, so it must not be used from inside a
-    running event loop (use :class:`AsyncQuotaAdmin` there).
+    running event loop (use :class:`AsyncWireAdmin` there).
     """
 
     def __init__(
@@ -604,7 +606,7 @@ class QuotaAdmin:
         if isinstance(bootstrap_servers, str):
             # A str is a Sequence[str] too: without this, "host:9092" would be 9 servers.
             bootstrap_servers = parse_bootstrap_servers(bootstrap_servers)
-        self._core = AsyncQuotaAdmin(
+        self._core = AsyncWireAdmin(
             bootstrap_servers,
             config or ClientConfig(),
             chunk_keys=chunk_keys,
@@ -613,7 +615,7 @@ class QuotaAdmin:
         )
         self._runner: asyncio.Runner | None = None
 
-    def __enter__(self) -> QuotaAdmin:
+    def __enter__(self) -> WireAdmin:
         self._runner = asyncio.Runner()
         return self
 
@@ -630,11 +632,11 @@ class QuotaAdmin:
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._runner is None:
-            raise RuntimeError("use QuotaAdmin as a context manager: with QuotaAdmin(...) as a")
+            raise RuntimeError("use WireAdmin as a context manager: with WireAdmin(...) as a")
         # The command's overall deadline (kquota.deadline) bounds every call, retries included.
         return self._runner.run(within_deadline(coro))
 
-    def run(self, job: Callable[[AsyncQuotaAdmin], Coroutine[Any, Any, T]]) -> T:
+    def run(self, job: Callable[[AsyncWireAdmin], Coroutine[Any, Any, T]]) -> T:
         """run runs ``job`` on the async core under the command's deadline: the door for
         Kafka-layer modules beside this one (kquota.kafka.principal_rpcs)."""
         return self._run(job(self._core))

@@ -20,7 +20,7 @@ from kquota.kafka.principal_rpcs import QUOTA_CALLBACK_KEY, _ask, _failure
 from kquota.kafka.protocol import DESCRIBE_CONFIGS, METADATA
 
 if TYPE_CHECKING:
-    from kquota.kafka.admin import AsyncQuotaAdmin
+    from kquota.kafka.admin import AsyncWireAdmin
 
 IO_THREADS = "num.io.threads"
 NETWORK_THREADS = "num.network.threads"
@@ -69,7 +69,7 @@ class ClusterFacts:
         return tuple(sorted({v for c in self.configs.values() if (v := c.get(key))}))
 
 
-async def cluster_facts(core: AsyncQuotaAdmin) -> ClusterFacts:
+async def cluster_facts(core: AsyncWireAdmin) -> ClusterFacts:
     """cluster_facts reads leadership from Metadata and each live broker's own settings."""
     conns = await core.broker_connections()
     metadata = await _ask(conns[0], METADATA, _ALL_TOPICS)

@@ -113,7 +113,7 @@ FrameDecoder = Callable[[int, bytes], T]
 _SIZE = struct.Struct(">i")
 _HANDSHAKE_APIS = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE})
 # Answers that do not count as the first real answer (see _lost): the handshake, and the
-# Metadata request every connection of QuotaAdmin starts with to learn the brokers.
+# Metadata request every connection of WireAdmin starts with to learn the brokers.
 _SETUP_APIS = _HANDSHAKE_APIS | {METADATA}
 
 

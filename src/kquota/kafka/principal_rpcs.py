@@ -49,7 +49,7 @@ from kquota.kafka.protocol import (
 )
 
 if TYPE_CHECKING:
-    from kquota.kafka.admin import AsyncQuotaAdmin
+    from kquota.kafka.admin import AsyncWireAdmin
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ async def _ask(conn: BrokerConnection, api_key: int, body: Mapping[str, Any]) ->
         return await conn.request(api_key, body)
 
 
-def _failure(core: AsyncQuotaAdmin, api_key: int, code: int, message: str | None) -> KafkaApiError:
+def _failure(core: AsyncWireAdmin, api_key: int, code: int, message: str | None) -> KafkaApiError:
     api = API_NAMES.get(api_key, str(api_key))
     if code == CLUSTER_AUTHORIZATION_FAILED:
         # The broker's text names its internal request object; the denial says it plainly.
@@ -105,7 +105,7 @@ def _failure(core: AsyncQuotaAdmin, api_key: int, code: int, message: str | None
     return error_for(code, message, context=api)
 
 
-async def scram_users(core: AsyncQuotaAdmin) -> tuple[str, ...]:
+async def scram_users(core: AsyncWireAdmin) -> tuple[str, ...]:
     """scram_users lists the users holding SCRAM credentials, sorted."""
     conn = (await core.broker_connections())[0]
     # Empty, not null, asks for every user: on a denial, Kafka 4.3 and 3.9 build the error
@@ -118,7 +118,7 @@ async def scram_users(core: AsyncQuotaAdmin) -> tuple[str, ...]:
     return tuple(sorted({r["User"] for r in body["Results"] if not r["ErrorCode"]}))
 
 
-async def acl_principals(core: AsyncQuotaAdmin) -> AclPrincipals:
+async def acl_principals(core: AsyncWireAdmin) -> AclPrincipals:
     """acl_principals reads every ACL binding and sorts out the principals they name."""
     conn = (await core.broker_connections())[0]
     body = await _ask(conn, DESCRIBE_ACLS, _ALL_ACLS)
@@ -144,7 +144,7 @@ def split_principals(principals: Any) -> AclPrincipals:
     return AclPrincipals(tuple(sorted(users)), wildcard, tuple(sorted(other)))
 
 
-async def group_members(core: AsyncQuotaAdmin) -> GroupMembers:
+async def group_members(core: AsyncWireAdmin) -> GroupMembers:
     """group_members reads the members of every group at the broker coordinating it."""
     client_ids: set[str] = set()
     skipped: list[str] = []
@@ -189,7 +189,7 @@ async def group_members(core: AsyncQuotaAdmin) -> GroupMembers:
     return GroupMembers(tuple(sorted(client_ids)), groups, tuple(skipped))
 
 
-async def quota_callbacks(core: AsyncQuotaAdmin) -> dict[int, str | None]:
+async def quota_callbacks(core: AsyncWireAdmin) -> dict[int, str | None]:
     """quota_callbacks is each live broker's ``client.quota.callback.class`` by broker id
     (None: Kafka's default quota computation)."""
     conns = await core.broker_connections()

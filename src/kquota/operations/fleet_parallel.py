@@ -2,7 +2,7 @@
 
 Why processes and not threads: an apply's deadline (:mod:`kquota.deadline`), its SIGINT/SIGTERM
 handling (:mod:`kquota.apply.interrupts`: KeyboardInterrupt, which the event loop inside
-QuotaAdmin turns into cancelling the request in flight so the batch can be settled) and its
+WireAdmin turns into cancelling the request in flight so the batch can be settled) and its
 status are process-wide, and Python delivers a signal to the main thread only: a thread could
 not be stopped mid-commit, nor its batch settled. In a process of its own
 (:mod:`kquota.operations.fleet_child`) each cluster's apply is exactly the one ``kquota

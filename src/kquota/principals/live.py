@@ -19,7 +19,7 @@ from kquota.plan.resolver import Principal, unique_principals
 from kquota.principals.model import Discovery, SourceReport
 
 if TYPE_CHECKING:
-    from kquota.kafka.admin import AsyncQuotaAdmin, QuotaAdmin
+    from kquota.kafka.admin import AsyncWireAdmin, WireAdmin
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ _PARTIAL_GROUPS = (
 )
 
 
-def discover(admin: QuotaAdmin) -> Discovery:
+def discover(admin: WireAdmin) -> Discovery:
     """discover asks the cluster behind ``admin`` who it serves; each source reports how
     many it found or why it could not look, never an empty list in silence."""
     principals: list[Principal] = []
@@ -72,7 +72,7 @@ def discover(admin: QuotaAdmin) -> Discovery:
     return Discovery(unique_principals(principals), tuple(reports), callback)
 
 
-def quota_callback(admin: QuotaAdmin) -> tuple[str | None, str | None]:
+def quota_callback(admin: WireAdmin) -> tuple[str | None, str | None]:
     """quota_callback is the custom quota callback the brokers run (None: Kafka's default),
     and why it could not be read (then the first is None too)."""
     callbacks, reason = _look(admin, CALLBACK_SOURCE, rpcs.quota_callbacks)
@@ -80,7 +80,7 @@ def quota_callback(admin: QuotaAdmin) -> tuple[str | None, str | None]:
 
 
 def _look(
-    admin: QuotaAdmin, source: str, job: Callable[[AsyncQuotaAdmin], Coroutine[Any, Any, T]]
+    admin: WireAdmin, source: str, job: Callable[[AsyncWireAdmin], Coroutine[Any, Any, T]]
 ) -> tuple[T | None, str | None]:
     try:
         with bounded(SOURCE_SECONDS, f"{source} lookup"):
