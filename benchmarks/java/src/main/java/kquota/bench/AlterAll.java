@@ -112,7 +112,7 @@ public final class AlterAll {
         at = phase("verify", at, System.currentTimeMillis());
       } else if (mode.equals("validate-commit-poll")) {
         began = System.nanoTime();
-        int polls = poll(admin, expected(chunks));
+        int polls = poll(admin, expected(chunks), 100);
         System.err.println("verified=" + entities + " polls=" + polls + " ms=" + msSince(began));
         at = phase("verify", at, System.currentTimeMillis());
       }
@@ -141,8 +141,9 @@ public final class AlterAll {
     return expected;
   }
 
-  /** poll reads everything every 100 ms until every entity shows; returns the reads made. */
-  private static int poll(Admin admin, Map<ClientQuotaEntity, Map<String, Double>> expected)
+  /** poll reads everything every intervalMs until every entity shows; returns the reads made. */
+  private static int poll(
+      Admin admin, Map<ClientQuotaEntity, Map<String, Double>> expected, long intervalMs)
       throws Exception {
     int reads = 0;
     while (true) {
@@ -159,23 +160,18 @@ public final class AlterAll {
       if (all) {
         return reads;
       }
-      Thread.sleep(100);
+      Thread.sleep(intervalMs);
     }
   }
 
   /** verify waits until describe shows every alteration's values; returns the reads made. */
   private static int verify(Admin admin, List<List<ClientQuotaAlteration>> chunks)
       throws Exception {
-    Map<ClientQuotaEntity, Map<String, Double>> expected = new HashMap<>();
+    Map<ClientQuotaEntity, Map<String, Double>> expected = expected(chunks);
     ClientQuotaAlteration last = null;
     for (List<ClientQuotaAlteration> chunk : chunks) {
-      for (ClientQuotaAlteration a : chunk) {
-        Map<String, Double> values = new HashMap<>();
-        for (ClientQuotaAlteration.Op op : a.ops()) {
-          values.put(op.key(), op.value());
-        }
-        expected.put(a.entity(), values);
-        last = a;
+      if (!chunk.isEmpty()) {
+        last = chunk.get(chunk.size() - 1);
       }
     }
     if (last == null) {
@@ -201,22 +197,7 @@ public final class AlterAll {
       Thread.sleep(sleepMs);
       sleepMs = Math.min(sleepMs * 2, 250);
     }
-    while (true) {
-      reads++;
-      Map<ClientQuotaEntity, Map<String, Double>> seen =
-          admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get();
-      boolean all = true;
-      for (Map.Entry<ClientQuotaEntity, Map<String, Double>> e : expected.entrySet()) {
-        if (!e.getValue().equals(seen.get(e.getKey()))) {
-          all = false;
-          break;
-        }
-      }
-      if (all) {
-        return reads;
-      }
-      Thread.sleep(250);
-    }
+    return reads + poll(admin, expected, 250);
   }
 
   private static long msSince(long began) {
