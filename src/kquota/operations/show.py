@@ -31,7 +31,7 @@ from kquota.errors import KquotaError
 from kquota.localfile import UnreadableFile, read_regular
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
-from kquota.planfile.reader import MAX_PLAN_BYTES, PlanFileError, parse_plan
+from kquota.planfile.reader import MAX_PLAN_BYTES, PlanFileError, parse_plan, read_plan_bytes
 from kquota.planfile.writer import unapplyable_because
 
 FLEET_SUMMARY = "fleet-plan.json"
@@ -63,12 +63,7 @@ def show_plan(path: Path, policy_for: PolicyFor) -> list[ShownPlan]:
 
 
 def _read(path: Path, policy_for: PolicyFor) -> ShownPlan:
-    try:
-        data = read_regular(path, limit=MAX_PLAN_BYTES, larger="plan a smaller change")
-    except UnreadableFile as e:
-        raise PlanFileError(
-            str(path), [f"cannot read the saved plan: {e.reason}; allowed: {e.allowed}"]
-        ) from None
+    data = read_plan_bytes(path)
     first = policy_for(None)
     plan = parse_plan(data, str(path), _reviewing(first), review=True)
     policy = policy_for(plan.cluster)

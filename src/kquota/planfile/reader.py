@@ -236,13 +236,17 @@ def load_plan_file(path: Path, policy: Policy, *, review: bool = False) -> Plan:
     field (a fleet plan records no cluster id) is let through; :func:`unapplyable_because`
     says what apply would refuse. Every other check is the same.
     """
+    return parse_plan(read_plan_bytes(path), str(path), policy, review=review)
+
+
+def read_plan_bytes(path: Path) -> bytes:
+    """read_plan_bytes is a saved plan's file, bounded; PlanFileError if it cannot be read."""
     try:
-        data = read_regular(path, limit=MAX_PLAN_BYTES, larger="plan a smaller change")
+        return read_regular(path, limit=MAX_PLAN_BYTES, larger="plan a smaller change")
     except UnreadableFile as e:
         raise PlanFileError(
             str(path), [f"cannot read the saved plan: {e.reason}; allowed: {e.allowed}"]
         ) from None
-    return parse_plan(data, str(path), policy, review=review)
 
 
 def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) -> Plan:
