@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kquota.devbroker.processes import set_pdeathsig
+from kquota.parentdeath import signal_on_parent_death
 
 # The worker registers with the master within seconds; a loaded 2-core machine needs more.
 _READY_TIMEOUT = 120.0
@@ -68,7 +68,7 @@ def _spark_class(
             stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,
-            preexec_fn=set_pdeathsig,
+            preexec_fn=signal_on_parent_death,
         )
 
 

@@ -10,7 +10,6 @@ recycled). :data:`CHILDREN` holds the processes this Python process started, so 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -19,8 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kquota.errors import KquotaError
-
-_PR_SET_PDEATHSIG = 1
+from kquota.parentdeath import signal_on_parent_death
 
 CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 """The JVMs this process started, by pid."""
@@ -68,7 +66,7 @@ def spawn(argv: Sequence[str], out: Path, pid_file: Path, *, die_with_parent: bo
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=set_pdeathsig if die_with_parent else None,
+            preexec_fn=signal_on_parent_death if die_with_parent else None,
         )
     CHILDREN[proc.pid] = proc
     pid_file.write_text(f"{proc.pid}\n")
@@ -148,9 +146,3 @@ def tail(*logs: Path, lines: int = 25) -> str:
             if text:
                 return text
     return ""
-
-
-def set_pdeathsig() -> None:
-    """set_pdeathsig, run in a child before it executes: SIGKILL it when its parent dies."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

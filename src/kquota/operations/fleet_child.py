@@ -30,15 +30,11 @@ RESULT_VERSION = 1
 
 
 def _die_with(parent: int) -> None:
-    """Linux: SIGTERM to this process when its parent dies (then checked: it may be gone)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
+    """SIGTERM to this process when its parent dies (then checked: it may be gone)."""
+    from kquota.parentdeath import signal_on_parent_death
 
-    pr_set_pdeathsig = 1
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    if os.getppid() != parent:
+    signal_on_parent_death(signal.SIGTERM)
+    if sys.platform.startswith("linux") and os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
