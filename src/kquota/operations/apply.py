@@ -126,7 +126,12 @@ class ApplyView(Protocol):
     ``checked`` is told that everything local is read and checked (the last word before the
     first connection); ``shown`` sees the plan and the warnings about the cluster's state once
     it is made or rechecked against the live cluster; ``confirm`` may refuse it (raise);
-    ``committed`` sees the report before the audit is published."""
+    ``committed`` sees the report before the audit is published. ``auto_approve``: ``confirm``
+    asks nobody, so the validate-only pass may go out while the plan is shown
+    (:mod:`kquota.apply.overlap`)."""
+
+    @property
+    def auto_approve(self) -> bool: ...
 
     def loaded(self, warnings: tuple[object, ...]) -> None: ...
 
@@ -148,6 +153,7 @@ class ApplyHooks:
     committed: Callable[[Plan, ApplyReport], None] = _nothing
     checked: Callable[[], None] = _nothing
     loaded: Callable[[tuple[object, ...]], None] = _nothing
+    auto_approve: bool = False
 
 
 @dataclass(frozen=True)
@@ -418,7 +424,7 @@ def _commit(
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
         # The validate-only pass goes out while the plan is shown, when nobody confirms it.
-        unasked = publisher is None and getattr(view, "auto_approve", False)
+        unasked = publisher is None and view.auto_approve
         checks = (
             partial(refuse_observed, target, policy, plan),
             partial(refuse, plan, run.overrides),
