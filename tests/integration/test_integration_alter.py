@@ -19,6 +19,7 @@ from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAdmin, match_filter
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.conn import connect_any
+from kquota.kafka.quotawire import ALL_ACCEPTED, AlterExchange
 from kquota.model import Entity, QuotaState, QuotaValues
 from polling import eventually
 
@@ -181,6 +182,45 @@ def test_validate_only_reports_the_same_errors(admin: WireAdmin) -> None:
         42,
         "producer_byte_rate cannot be a fractional value.",
     )
+
+
+def exchange_with(broker: BrokerInfo, exchange: AlterExchange) -> Any:
+    """exchange_with sends one AlterClientQuotas through ``exchange`` and reads its answer."""
+
+    async def main() -> Any:
+        conn = await connect_any([broker.bootstrap_servers], ClientConfig())
+        try:
+            return await conn.call(49, exchange.encode, exchange.decode)
+        finally:
+            await conn.close()
+
+    return asyncio.run(main())
+
+
+def test_the_brokers_acceptance_is_recognised_from_its_bytes(kafka_broker: BrokerInfo) -> None:
+    """The broker answers two-part entities client-id first and in an order of its own: the
+    acceptance of every entity is still recognised without decoding a name (a big apply's
+    validate-only pass and commit read 5,000 entities an answer this way)."""
+    alts = [
+        *(
+            QuotaAlteration(entity, (S(PBR, 1024.0), S(RP, 50.5)))
+            for entity in [
+                E(user=uname("acc-a")),
+                E(user=uname("acc-b"), client_id=uname("app")),
+                E(user=None, client_id=uname("app")),
+                E(user=uname("acc-c"), client_id=None),
+                E(client_id=uname("acc-\u00fc\u200b")),
+            ]
+        ),
+        QuotaAlteration(E(ip="10.9.8.7"), (S(CCR, 10.0),)),
+    ]
+    assert exchange_with(kafka_broker, AlterExchange(alts, True)) is ALL_ACCEPTED
+    refused = [*alts, QuotaAlteration(E(user=uname("acc-bad")), (S(PBR, 1.5),))]
+    answer = exchange_with(kafka_broker, AlterExchange(refused, True))
+    assert {e.entity: e.error_code for e in answer} == {
+        **{a.entity: 0 for a in alts},
+        refused[-1].entity: 42,
+    }
 
 
 # --- §6.1 validation (cases 1-25) ------------------------------------------------------------

@@ -366,3 +366,100 @@ def test_classic_strings_longer_than_int16_are_refused() -> None:
     with pytest.raises(kp.ProtocolError, match="Entries\\[0\\].Entity\\[0\\].EntityName"):
         qw.encode_alter_request(0, alts, False)
     assert len(qw.encode_alter_request(1, alts, False)) > 0x8000
+
+
+# ---- AlterExchange: an answer accepting everything, recognised from its bytes -----------------
+
+ANSWER_CUTS = st.sampled_from(["whole", "drop one", "one twice"])
+
+
+def answer_entries(alts: list[QuotaAlteration], data: st.DataObject) -> list[dict[str, Any]]:
+    """answer_entries answers each alteration as a broker might: parts in either order,
+    entries shuffled, mostly no error, sometimes an entry short or twice."""
+    entries = []
+    for a in alts:
+        parts = [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts]
+        if data.draw(st.booleans()):
+            parts.reverse()
+        code = data.draw(st.sampled_from([0, 0, 0, 41, -1]))
+        message = data.draw(st.sampled_from([None, None, "no"]))
+        entries.append({"ErrorCode": code, "ErrorMessage": message, "Entity": parts})
+    entries = list(data.draw(st.permutations(entries)))
+    cut = data.draw(ANSWER_CUTS)
+    if entries and cut == "drop one":
+        entries = entries[1:]
+    elif entries and cut == "one twice":
+        entries = [*entries, entries[0]]
+    return entries
+
+
+@FUZZ
+@given(alts=alterations, version=st.sampled_from([0, 1]), data=st.data())
+def test_alter_exchange_reads_every_answer_as_the_full_decoder_does(
+    alts: list[QuotaAlteration], version: int, data: st.DataObject
+) -> None:
+    exchange = qw.AlterExchange(alts, True)
+    assert exchange.encode(version) == qw.encode_alter_request(version, alts, True)
+    body = {"ThrottleTimeMs": 0, "Entries": answer_entries(alts, data)}
+    payload = frame(version, kp.encode_body(ALTER_RESPONSE, version, body))
+    if data.draw(st.booleans()):
+        payload = mutate(payload, data.draw(edits))
+    full = outcome(qw.decode_alter_response, version, payload)
+    try:
+        answer = exchange.decode(version, payload)
+    except kp.ProtocolError:
+        answer = None
+    if answer is not qw.ALL_ACCEPTED:
+        assert outcome(exchange.decode, version, payload) == full
+        return
+    # An acceptance only where the full reading says so too: each entity sent answered
+    # once, none with an error.
+    assert full[0] == "ok"
+    answered = [entity for entity, _, _ in full[1]]
+    assert all(code == 0 and message is None for _, code, message in full[1])
+    assert len(set(answered)) == len(answered)
+    assert set(answered) == {a.entity for a in alts}
+
+
+def test_alter_exchange_recognises_a_brokers_acceptance_without_decoding_it() -> None:
+    alts = [
+        QuotaAlteration(Entity.of(parts), (QuotaOp.set("producer_byte_rate", 1024.0),))
+        for parts in [
+            {"user": "alice"},
+            {"user": None},
+            {"user": "alice", "client-id": "app-1"},
+            {"user": None, "client-id": None},
+            {"user": "bob", "client-id": None},
+            {"client-id": "üñï-\u200b"},
+            {"ip": "10.0.0.1"},
+            {"ip": None},
+        ]
+    ]
+    exchange = qw.AlterExchange(alts, True)
+    exchange.encode(1)
+    # The broker's order: entries shuffled, client-id before user (as Kafka 4.3 answers).
+    entries = [
+        {
+            "ErrorCode": 0,
+            "ErrorMessage": None,
+            "Entity": [{"EntityType": t, "EntityName": n} for t, n in reversed(a.entity.parts)],
+        }
+        for a in reversed(alts)
+    ]
+    accepted = frame(
+        1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries})
+    )
+    assert exchange.decode(1, accepted) is qw.ALL_ACCEPTED
+    # One refusal: the whole answer is read, entity by entity.
+    entries[3] = {**entries[3], "ErrorCode": 42, "ErrorMessage": "invalid"}
+    refused = frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries}))
+    answer = exchange.decode(1, refused)
+    assert answer == qw.decode_alter_response(1, refused)
+    assert [r.error_code for r in answer] == [0, 0, 0, 42, 0, 0, 0, 0]
+    # An entity built by hand out of canonical order is not what a decoded answer names.
+    backwards = Entity((("client-id", "app-1"), ("user", "alice")))
+    odd = qw.AlterExchange([QuotaAlteration(backwards, alts[2].ops)], True)
+    odd.encode(1)
+    one = [{"ErrorCode": 0, "ErrorMessage": None, "Entity": entries[5]["Entity"]}]
+    payload = frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": one}))
+    assert odd.decode(1, payload) == qw.decode_alter_response(1, payload)

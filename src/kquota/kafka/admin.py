@@ -40,7 +40,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import logging
+import operator
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -81,14 +83,15 @@ from kquota.kafka.protocol import (
     DESCRIBE_CLUSTER,
     encode_body,
 )
-from kquota.kafka.quotawire import Alteration as AlterationLike
 from kquota.kafka.quotawire import (
-    AlterEntryResult,
+    ALL_ACCEPTED,
+    AllAccepted,
+    AlterExchange,
     DescribeAnswer,
-    decode_alter_response,
+    Parts,
     decode_describe_response,
-    encode_alter_request,
 )
+from kquota.kafka.quotawire import Alteration as AlterationLike
 from kquota.model import Entity, QuotaState, display_entity
 
 log = logging.getLogger(__name__)
@@ -197,19 +200,17 @@ class AlterResult:
             )
 
 
-def _alter_body(alterations: list[AlterationLike], validate_only: bool, version: int) -> bytes:
-    return encode_alter_request(version, alterations, validate_only)
+_NO_RESULT = (UNKNOWN_SERVER_ERROR, "the broker returned no result for it")
+_ACCEPTED: tuple[int, str | None] = (0, None)
+_NONE = error_code(0).name
 
 
 _DESCRIBE_ALL: dict[str, Any] = {"Components": [], "Strict": False}
 
 
-def _ops_count(alteration: AlterationLike) -> int:
-    return max(1, len(alteration.ops))
-
-
 def chunk_alterations(alterations: Sequence[A], max_keys: int) -> list[list[A]]:
-    """chunk_alterations groups whole entities so that no chunk has more than ``max_keys`` ops.
+    """chunk_alterations groups whole entities so that no chunk has more than ``max_keys`` ops
+    (an entity without ops counts as one).
 
     An entity with more ops than ``max_keys`` gets a chunk of its own (never split).
     """
@@ -217,7 +218,7 @@ def chunk_alterations(alterations: Sequence[A], max_keys: int) -> list[list[A]]:
     current: list[A] = []
     size = 0
     for alteration in alterations:
-        n = _ops_count(alteration)
+        n = len(alteration.ops) or 1
         if current and size + n > max_keys:
             chunks.append(current)
             current, size = [], 0
@@ -230,6 +231,13 @@ def chunk_alterations(alterations: Sequence[A], max_keys: int) -> list[list[A]]:
 
 def check_unique(alterations: Sequence[AlterationLike]) -> None:
     """check_unique rejects two alterations of one entity, or one key twice in an entity."""
+    # The common case first, in C: distinct parts are distinct entities, and an entity's
+    # one or two keys are compared directly. Anything else is looked at one by one below.
+    if len({a.entity.parts for a in alterations}) == len(alterations) and all(
+        len(ops) < 2 or (len(ops) == 2 and ops[0].key != ops[1].key)
+        for ops in map(_ops_of, alterations)
+    ):
+        return
     seen: set[Entity] = set()
     for alteration in alterations:
         if alteration.entity in seen:
@@ -242,6 +250,9 @@ def check_unique(alterations: Sequence[AlterationLike]) -> None:
         if len(keys) != len(set(keys)):
             dup = sorted({k for k in keys if keys.count(k) > 1})
             raise UsageError(f"entity {alteration.entity} alters {', '.join(dup)} more than once")
+
+
+_ops_of = operator.attrgetter("ops")
 
 
 def _waiting_for(api_key: int, conn: BrokerConnection) -> contextlib.AbstractContextManager[None]:
@@ -491,51 +502,58 @@ class AsyncWireAdmin:
             return []
         gate = asyncio.Semaphore(self._max_in_flight)
 
-        async def run(chunk: list[AlterationLike]) -> dict[Entity, AlterResult]:
+        async def run(chunk: list[AlterationLike]) -> list[AlterResult]:
             async with gate:
                 return await self._alter_chunk(chunk, validate_only)
 
         chunks = chunk_alterations(alterations, self._chunk_keys)
-        results: dict[Entity, AlterResult] = {}
-        for part in await asyncio.gather(*(run(c) for c in chunks)):
-            results.update(part)
-        return [results[a.entity] for a in alterations]
+        # Chunks are consecutive runs of ``alterations``: their results, in chunk order, are
+        # one result per alteration in the given order.
+        return list(itertools.chain.from_iterable(await asyncio.gather(*(run(c) for c in chunks))))
 
     async def _alter_chunk(
         self, chunk: list[AlterationLike], validate_only: bool
-    ) -> dict[Entity, AlterResult]:
-        results: dict[Entity, AlterResult] = {}
+    ) -> list[AlterResult]:
+        """_alter_chunk sends one chunk (again for the entities a retriable error answered,
+        within the retries) and gives its results in the chunk's order."""
+        results: dict[Parts, AlterResult] = {}
         todo = chunk
         attempt = 0
         while True:
-            entries: list[AlterEntryResult] = await self._with_retries(
+            exchange = AlterExchange(todo, validate_only)
+            answer = await self._with_retries(
                 "AlterClientQuotas",
                 functools.partial(
-                    self._call,
-                    ALTER_CLIENT_QUOTAS,
-                    functools.partial(_alter_body, todo, validate_only),
-                    decode_alter_response,
+                    self._call, ALTER_CLIENT_QUOTAS, exchange.encode, exchange.decode
                 ),
             )
-            answered: dict[Entity, tuple[int, str | None]] = {
-                e.entity: (e.error_code, e.error_message or None) for e in entries
-            }
+            if answer is ALL_ACCEPTED and todo is chunk:
+                progress.advance(len(chunk))
+                return [AlterResult(a.entity, 0, _NONE, None) for a in chunk]
+            # Matched by the entities' parts: equal parts are equal entities, and a tuple
+            # hashes in C (an Entity's hash and equality are Python calls).
+            answered: dict[Parts, tuple[int, str | None]] = (
+                {a.entity.parts: _ACCEPTED for a in todo}
+                if isinstance(answer, AllAccepted)
+                else {e.parts: (e.error_code, e.error_message or None) for e in answer}
+            )
             retry: list[AlterationLike] = []
             for a in todo:
-                code, message = answered.get(
-                    a.entity, (UNKNOWN_SERVER_ERROR, "the broker returned no result for it")
-                )
-                if code != 0 and is_retriable(code) and attempt < self._config.retries:
+                code, message = answered.get(a.entity.parts, _NO_RESULT)
+                if code == 0:
+                    results[a.entity.parts] = AlterResult(a.entity, 0, _NONE, None)
+                    continue
+                if is_retriable(code) and attempt < self._config.retries:
                     retry.append(a)
                     continue
                 row = error_code(code)
                 message = self._authorization(code, message, ALTER_CLIENT_QUOTAS)
-                results[a.entity] = AlterResult(
-                    a.entity, code, row.name, None if code == 0 else (message or row.message)
+                results[a.entity.parts] = AlterResult(
+                    a.entity, code, row.name, message or row.message
                 )
             progress.advance(len(todo) - len(retry))  # per response: the bar moves with each
             if not retry:
-                return results
+                return [results[a.entity.parts] for a in chunk]
             await asyncio.sleep(backoff_seconds(attempt, self._config.retry_backoff_ms))
             attempt += 1
             todo = retry
