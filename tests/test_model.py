@@ -54,3 +54,23 @@ def test_sorted_by_entity_keeps_the_items_and_falls_back_on_nul() -> None:
     plain = Entity.of({"user": "a"})
     items = [(nul, 1), (plain, 2)]
     assert sorted_by_entity(items, lambda item: item[0]) == [(plain, 2), (nul, 1)]
+
+
+_PARTS = st.lists(st.tuples(_TYPES, _NAMES), min_size=1, max_size=2).map(tuple)
+
+
+@settings(max_examples=200)
+@given(a=_PARTS, b=_PARTS)
+def test_entities_are_equal_exactly_when_their_parts_are(
+    a: tuple[tuple[str, str | None], ...], b: tuple[tuple[str, str | None], ...]
+) -> None:
+    x, y = Entity(a), Entity(b)
+    assert (x == y) is (a == b)
+    assert (x != y) is (a != b)
+    if a == b:
+        assert hash(x) == hash(y)
+        assert {x: 1}[y] == 1
+    # Never equal to what is not an Entity, its parts included.
+    assert x != a
+    assert (x == a) is False
+    assert a != x
