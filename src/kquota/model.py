@@ -142,9 +142,32 @@ def display_entity(entity: Entity, *, as_yaml: bool = False) -> str:
     parts = entity.parts
     if len(parts) == 1:  # most entities: no generator and join (a plan of 100k prints each)
         t, n = parts[0]
-        return "{" + safe_text(t) + "=" + display_name(n, as_yaml=as_yaml) + "}"
+        return (
+            "{"
+            + (_KNOWN_TYPES.get(t) or safe_text(t))
+            + "="
+            + display_name(n, as_yaml=as_yaml)
+            + "}"
+        )
+    if len(parts) == 2:
+        (t, n), (t2, n2) = parts
+        return (
+            "{"
+            + (_KNOWN_TYPES.get(t) or safe_text(t))
+            + "="
+            + display_name(n, as_yaml=as_yaml)
+            + ", "
+            + (_KNOWN_TYPES.get(t2) or safe_text(t2))
+            + "="
+            + display_name(n2, as_yaml=as_yaml)
+            + "}"
+        )
     shown = (f"{safe_text(t)}={display_name(n, as_yaml=as_yaml)}" for t, n in parts)
     return "{" + ", ".join(shown) + "}"
+
+
+_KNOWN_TYPES = {t: t for t in ENTITY_TYPES}
+"""The types kquota knows, each already safe to show: no escaping pass for them."""
 
 
 QuotaValues = dict[str, float]
