@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kquota.model import Entity
+from kquota.model import Entity, display_entities
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
 from kquota.plan.types import (
@@ -84,7 +84,8 @@ def render_plan(
         lines.append("")
         lines.append("Effective quotas of the named principals:")
         lines.extend(_principal_lines(principal_changes))
-    return "\n".join(lines) + "\n"
+    lines.append("")  # the last newline, without a copy of the whole text to add it
+    return "\n".join(lines)
 
 
 def removals_first(alterations: Sequence[Alteration]) -> list[Alteration]:
@@ -129,8 +130,8 @@ def _alteration_lines(
     # positive values (0.0 and -0.0 are equal keys but print differently; NaN is no key).
     created: dict[tuple[str, float], str] = {}
     sets = removed = 0
-    for a in alterations:
-        line = f"{glyph} {display_entity(a.entity)}"
+    heads = display_entities([a.entity for a in alterations], glyph + " ")
+    for a, line in zip(alterations, heads, strict=True):
         if pairs:
             alike = pairs.get(a.entity)
             if alike:
