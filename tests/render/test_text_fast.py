@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -185,8 +186,11 @@ def test_planned_look_alikes_alone() -> None:
     assert out.count("<- looks like") == 2
 
 
-def test_the_benchmark_batch() -> None:
-    """apply's data (benchmarks/bench_apply.py's batch), the shape the loop is fast for."""
+@pytest.mark.parametrize("memo_limit", [1, text._MEMO_LIMIT])
+def test_the_benchmark_batch(memo_limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """apply's data (benchmarks/bench_apply.py's batch), the shape the loop is fast for; also
+    with the remembered lines' maps full from the first."""
+    monkeypatch.setattr(text, "_MEMO_LIMIT", memo_limit)
     desired: QuotaState = {}
     for i in range(3000):
         kind = i % 3

@@ -101,13 +101,15 @@ def _by_rank(
 ) -> tuple[list[Alteration], list[Alteration], list[Alteration], list[Alteration]]:
     """_by_rank is :func:`removals_first`'s four groups, each in the planner's order: one
     walk where a sort would call a rank function per alteration."""
+    kinds = [a.kind for a in alterations]
+    if kinds.count(ChangeKind.CREATE) == len(kinds):  # a first apply: nothing to group
+        return [], [], [], list(alterations)
     deletes: list[Alteration] = []
     removing: list[Alteration] = []
     updates: list[Alteration] = []
     creates: list[Alteration] = []
     delete, update = ChangeKind.DELETE, ChangeKind.UPDATE
-    for a in alterations:
-        kind = a.kind
+    for a, kind in zip(alterations, kinds, strict=True):
         if kind is delete:
             deletes.append(a)
         elif kind is update:
@@ -126,9 +128,10 @@ def _alteration_lines(
     """_alteration_lines adds each alteration's block (the entity after ``glyph``, then its
     ops) to ``lines``; returns the quota values set and removed."""
     append = lines.append
-    # A new key's line, by key and value: plans repeat a few tiers across 100k lines. Only
-    # positive values (0.0 and -0.0 are equal keys but print differently; NaN is no key).
-    created: dict[tuple[str, float], str] = {}
+    # A new key's line, by key, then value: plans repeat a few tiers across 100k lines. Only
+    # positive values, so no two keys are equal floats that print apart (0.0, -0.0) and NaN
+    # is none; both maps are bounded, whatever the plan holds.
+    created: dict[str, dict[float, str]] = {}
     sets = removed = 0
     heads = display_entities([a.entity for a in alterations], glyph + " ")
     for a, line in zip(alterations, heads, strict=True):
@@ -145,12 +148,16 @@ def _alteration_lines(
             sets += 1
             value = op.value
             if op.before is None and value is not None and value > 0:
-                memo = (op.key, value)
-                shown = created.get(memo)
+                by_value = created.get(op.key)
+                if by_value is None:
+                    by_value = {}
+                    if len(created) < _MEMO_LIMIT:
+                        created[op.key] = by_value
+                shown = by_value.get(value)
                 if shown is None:
                     shown = f"    {_op_line(op)}"
-                    if len(created) < _MEMO_LIMIT:
-                        created[memo] = shown
+                    if len(by_value) < _MEMO_LIMIT:
+                        by_value[value] = shown
                 append(shown)
             else:
                 append(f"    {_op_line(op)}")
