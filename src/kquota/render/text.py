@@ -62,7 +62,7 @@ def render_plan(
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
     deletes, removing, updates, creates = _by_rank(plan.alterations)
-    # lookalikes pairs a delete with a create: without both it finds none, after a walk.
+    # Only a delete and a create make a look-alike pair: the groups say whether to look.
     pairs = lookalikes(plan.alterations) if deletes and creates else {}
     sets = removed = 0
     for glyph, group in (("-", deletes), ("~", removing), ("~", updates), ("+", creates)):
@@ -130,9 +130,9 @@ def _alteration_lines(
     append = lines.append
     # A new key's line, by key, then value: plans repeat a few tiers across 100k lines. Only
     # positive values, so no two keys are equal floats that print apart (0.0, -0.0) and NaN
-    # is none; both maps are bounded, whatever the plan holds.
+    # is none; at most _MEMO_LIMIT lines, whatever the plan holds.
     created: dict[str, dict[float, str]] = {}
-    sets = removed = 0
+    remembered = sets = removed = 0
     heads = display_entities([a.entity for a in alterations], glyph + " ")
     for a, line in zip(alterations, heads, strict=True):
         if pairs:
@@ -150,14 +150,13 @@ def _alteration_lines(
             if op.before is None and value is not None and value > 0:
                 by_value = created.get(op.key)
                 if by_value is None:
-                    by_value = {}
-                    if len(created) < _MEMO_LIMIT:
-                        created[op.key] = by_value
+                    by_value = created[op.key] = {}
                 shown = by_value.get(value)
                 if shown is None:
                     shown = f"    {_op_line(op)}"
-                    if len(by_value) < _MEMO_LIMIT:
+                    if remembered < _MEMO_LIMIT:
                         by_value[value] = shown
+                        remembered += 1
                 append(shown)
             else:
                 append(f"    {_op_line(op)}")
