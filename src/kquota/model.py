@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from kquota.display import DEFAULT_NAME_DISPLAY as DEFAULT_NAME_DISPLAY
-from kquota.display import display_name, safe_text
+from kquota.display import PLAIN_NAME, display_name, safe_text
 
 USER = "user"
 CLIENT_ID = "client-id"
@@ -153,9 +153,58 @@ def display_entity(entity: Entity, *, as_yaml: bool = False) -> str:
     parts = entity.parts
     if len(parts) == 1:  # most entities: no generator and join (a plan of 100k prints each)
         t, n = parts[0]
-        return "{" + safe_text(t) + "=" + display_name(n, as_yaml=as_yaml) + "}"
+        return (
+            "{"
+            + (_KNOWN_TYPES.get(t) or safe_text(t))
+            + "="
+            + display_name(n, as_yaml=as_yaml)
+            + "}"
+        )
     shown = (f"{safe_text(t)}={display_name(n, as_yaml=as_yaml)}" for t, n in parts)
     return "{" + ", ".join(shown) + "}"
+
+
+def display_entities(entities: Iterable[Entity], prefix: str = "") -> list[str]:
+    """display_entities is ``prefix`` and :func:`display_entity` of each entity, in one call.
+
+    A plan of 100k shows each of its entities: an entity of one or two known types whose
+    names are :data:`~kquota.display.PLAIN_NAME` (almost all of them) is written out here,
+    with no call; any other goes through :func:`display_entity`.
+    """
+    out: list[str] = []
+    append = out.append
+    known = _KNOWN_TYPES
+    plain = PLAIN_NAME.fullmatch
+    default = DEFAULT_NAME_DISPLAY
+    for entity in entities:
+        parts = entity.parts
+        if len(parts) == 1:
+            t, n = parts[0]
+            shown_type = known.get(t)
+            if shown_type and n and plain(n) and n != default:
+                append(f"{prefix}{{{shown_type}={n}}}")
+                continue
+        elif len(parts) == 2:
+            (t, n), (t2, n2) = parts
+            shown_type, shown_type2 = known.get(t), known.get(t2)
+            if (
+                shown_type
+                and shown_type2
+                and n
+                and n2
+                and plain(n)
+                and plain(n2)
+                and n != default
+                and n2 != default
+            ):
+                append(f"{prefix}{{{shown_type}={n}, {shown_type2}={n2}}}")
+                continue
+        append(prefix + display_entity(entity))
+    return out
+
+
+_KNOWN_TYPES = {t: t for t in ENTITY_TYPES}
+"""The types kquota knows, each already safe to show: no escaping pass for them."""
 
 
 QuotaValues = dict[str, float]

@@ -57,3 +57,14 @@ def test_a_plan_json_with_lookalikes_is_still_a_plan_file(tmp_path: Path) -> Non
     p = dataclasses.replace(p, cluster_id="id-1", snapshot_fingerprint="sha256:" + "0" * 64)
     (tmp_path / "plan.json").write_text(render_json.render_plan(p))
     assert load_plan_file(tmp_path / "plan.json", Policy(prune=True)).alterations == p.alterations
+
+
+def test_pairs_need_a_delete_and_a_create_and_any_iterable_will_do() -> None:
+    twin = Entity.of({"user": "p\u0430yments"})
+    both = make_plan({twin: {P: 1.0}}, {REAL: {P: 1.0}}, Policy(prune=True), cluster="c")
+    creates = make_plan({twin: {P: 1.0}}, {}, Policy(prune=True), cluster="c")
+    deletes = make_plan({}, {REAL: {P: 1.0}}, Policy(prune=True), cluster="c")
+    assert lookalikes(iter(both.alterations)) == {REAL: (twin,), twin: (REAL,)}
+    assert lookalikes(list(both.alterations)) == lookalikes(both.alterations)
+    assert lookalikes(creates.alterations) == lookalikes(deletes.alterations) == {}
+    assert lookalikes(creates.alterations + deletes.alterations) == {REAL: (twin,), twin: (REAL,)}

@@ -23,9 +23,15 @@ def _key(entity: Entity) -> Key:
 def lookalikes(alterations: Iterable[Alteration]) -> dict[Entity, tuple[Entity, ...]]:
     """lookalikes maps each deleted or created entity to the created or deleted entities that
     look like it (empty when none do)."""
+    listed = alterations if isinstance(alterations, (list, tuple)) else list(alterations)
+    kinds = [a.kind for a in listed]
+    # Only a delete and a create make a pair: a plan of 100k creates is decided here, with no
+    # per-alteration appends (every renderer asks).
+    if ChangeKind.DELETE not in kinds or ChangeKind.CREATE not in kinds:
+        return {}
     deleted: dict[Key, list[Entity]] = {}
     created: list[Entity] = []
-    for a in alterations:
+    for a in listed:
         if a.kind is ChangeKind.DELETE:
             deleted.setdefault(_key(a.entity), []).append(a.entity)
         elif a.kind is ChangeKind.CREATE:
