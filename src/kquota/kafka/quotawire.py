@@ -475,21 +475,26 @@ def _alter_request_fast(
         append(count(len(ops)))
         for op in ops:
             remove = op.remove
-            value = op.value
-            if type(remove) is not bool:
-                raise _Declined
-            if remove or value is None:
-                value = 0.0
-            elif type(value) is not float and (type(value) is not int):
-                raise _Declined
             append(word(op.key))
-            append(f64(value))
+            append(f64(_sent_value(remove, op.value)))
             append(b"\x01" if remove else b"\x00")
             append(tag)
         append(tag)
     append(b"\x01" if validate_only else b"\x00")
     append(tag)
     return b"".join(out)
+
+
+def _sent_value(remove: object, value: object) -> float:
+    """_sent_value is what an op's Value field carries: 0.0 for a removal (as the Java client
+    sends it; the broker ignores it), else the number as given; anything else declines."""
+    if type(remove) is not bool:
+        raise _Declined
+    if remove or value is None:
+        return 0.0
+    if type(value) is not float and type(value) is not int:
+        raise _Declined
+    return value
 
 
 _SMALL = tuple(bytes((i,)) for i in range(0x80))
@@ -552,13 +557,7 @@ def _alter_request_compact(
         append(small[k + 1] if k < 0x7F else count(k))
         for op in ops:
             remove = op.remove
-            value = op.value
-            if type(remove) is not bool:
-                raise _Declined
-            if remove or value is None:
-                value = 0.0
-            elif type(value) is not float and (type(value) is not int):
-                raise _Declined
+            value = _sent_value(remove, op.value)
             name = op.key
             head = heads.get(name)
             if head is None:
