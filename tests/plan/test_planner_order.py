@@ -153,3 +153,23 @@ def test_new_entities_are_what_declared_ops_and_alteration_of_make(
         else:
             assert entity not in made
     assert p.unchanged == sum(1 for want in desired.values() if not want)
+
+
+def test_shared_values_dicts_give_each_entity_its_own_values() -> None:
+    # The loader shares equal values dicts; the planner makes their ops once a dict. Dicts
+    # that are equal but distinct (0.0 and -0.0 compare equal) keep their own ops.
+    tier = {"producer_byte_rate": 1048576.0, "consumer_byte_rate": 2.0}
+    zero, minus_zero = {"request_percentage": 0.0}, {"request_percentage": -0.0}
+    desired: QuotaState = {}
+    for i in range(30):
+        values = [tier, zero, minus_zero, {"producer_byte_rate": float(i)}][i % 4]
+        desired[Entity.of({"user": f"u{i:02d}"})] = values
+    p = plan(desired, {}, Policy(), order=sorted_entities(desired))
+    assert len(p.alterations) == 30
+    for a in p.alterations:
+        want = desired[a.entity]
+        assert a == alteration_of(a.entity, _declared_ops(want, {}, False), None)
+        assert [(op.key, str(op.value)) for op in a.ops] == [
+            (k, str(want[k])) for k in sorted(want)
+        ]
+    assert p == plan(desired, {}, Policy())

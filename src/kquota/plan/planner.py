@@ -39,6 +39,7 @@ from kquota.plan.types import (
 )
 
 _NO_VALUES: QuotaValues = {}
+_SETS_LIMIT = 1 << 16  # values dicts whose ops are kept: as many as the loader pools
 
 
 def plan(
@@ -77,6 +78,10 @@ def plan(
     rest = dict(snapshot)
     # A new key is set under every rule table so far; the check keeps the table the judge.
     new_is_set = _new_key_outcome(prune) is Outcome.SET
+    # A new entity's ops depend on its values alone, and the loader shares equal values dicts
+    # (kquota.model.pooled): their ops are made once a dict, by identity (every dict lives
+    # in desired for the whole walk, so no id is reused).
+    sets_of: dict[int, tuple[Op, ...]] = {}
     for entity, want in walk or desired.items():
         have = rest.pop(entity, None)
         if not in_scope(entity):
@@ -87,7 +92,11 @@ def plan(
             # A new entity (a first apply: all of them), what _declared_ops and alteration_of
             # make of it without their calls: each key set, CREATE; nothing declared, nothing.
             if want:
-                sets = tuple([Op(key, want[key], False, None) for key in sorted(want)])
+                sets = sets_of.get(id(want))
+                if sets is None:
+                    sets = tuple([Op(key, want[key], False, None) for key in sorted(want)])
+                    if len(sets_of) < _SETS_LIMIT:
+                        sets_of[id(want)] = sets
                 alterations.append(Alteration(entity, sets, ChangeKind.CREATE))
             else:
                 unchanged += 1
