@@ -8,13 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
-from operator import itemgetter
 
 import orjson
 
 from kquota.desired.problems import Problem, SourceLocation
 from kquota.gcpause import collector_paused
-from kquota.model import Entity, QuotaState, QuotaValues, sorted_by_entity
+from kquota.model import Entity, QuotaState, sorted_entities
 
 
 @dataclass(frozen=True)
@@ -35,43 +34,32 @@ class DesiredState:
     warnings: tuple[Problem, ...] = ()
 
     @cached_property
-    def sorted_items(self) -> tuple[tuple[Entity, QuotaValues], ...]:
-        """sorted_items are the (entity, values) of ``quotas`` in
-        :func:`~kquota.model.sorted_entities` order, sorted once, on first use, for the
-        digest and :attr:`order`."""
-        with collector_paused():  # an (entity, values) tuple an entity: see state_digest
-            return tuple(sorted_by_entity(self.quotas.items(), itemgetter(0)))
-
-    @cached_property
     def order(self) -> tuple[Entity, ...]:
-        """order is the entities of ``quotas`` in :attr:`sorted_items` order: the digest's
-        order, and the planner's (its alterations then come out in order, not sorted again)."""
-        return tuple([entity for entity, _ in self.sorted_items])
+        """order is the entities of ``quotas`` in :func:`~kquota.model.sorted_entities`
+        order, sorted once, on first use: the digest's order, and the planner's (its
+        alterations then come out in order, not sorted again)."""
+        return tuple(sorted_entities(self.quotas))
 
     @cached_property
     def digest(self) -> str:
         """digest is :func:`state_digest` of ``quotas``, computed once, on first use."""
-        return state_digest(self.quotas, self.sorted_items)
+        return state_digest(self.quotas, self.order)
 
 
-def state_digest(
-    quotas: QuotaState, items: Sequence[tuple[Entity, QuotaValues]] | None = None
-) -> str:
+def state_digest(quotas: QuotaState, order: Sequence[Entity] | None = None) -> str:
     """state_digest is a sha256 over the canonical content, for saved plans.
 
     Canonical: entities in :func:`~kquota.model.sorted_entities` order, keys sorted, values
     as JSON floats (shortest round-trip repr); file names, comments, profiles and units do
-    not change it.
-    ``items``: the caller has sorted the items of ``quotas`` so already.
+    not change it. ``order``: the caller has sorted the entities of ``quotas`` so already.
     """
-    # dict(e.parts) is e.to_json() without a method call an entity; sorting the items, not
-    # the entities, saves a lookup (an Entity hash) an entity. The GC is paused: the lists
-    # are freed by reference counting, and while they were made the GC rescanned the whole
-    # state several times (at 100k entities, 0.25 s of a 0.45 s digest).
+    # dict(e.parts) is e.to_json() without a method call an entity. The GC is paused: the
+    # lists are freed by reference counting, and while they were made the GC rescanned the
+    # whole state several times (at 100k entities, 0.25 s of a 0.45 s digest).
     with collector_paused():
-        if items is None:
-            items = sorted_by_entity(quotas.items(), itemgetter(0))
-        canonical = [[dict(e.parts), values] for e, values in items]
+        if order is None:
+            order = sorted_entities(quotas)
+        canonical = [[dict(e.parts), quotas[e]] for e in order]
         return hashlib.sha256(_canonical_json(canonical, quotas)).hexdigest()
 
 
