@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tests.hostile_names import HOSTILE
 
 from kquota.model import Entity, QuotaValues, sorted_entities
-from kquota.plan.fingerprint import escaped_lines, plain_lines, snapshot_fingerprint
+from kquota.plan.fingerprint import _CHUNK, escaped_lines, plain_lines, snapshot_fingerprint
 
 EDGE_NAMES = [
     *HOSTILE,
@@ -101,13 +101,23 @@ def edge_state() -> dict[Entity, QuotaValues]:
 def test_escaped_lines_equal_the_encoders_on_edge_names_and_values() -> None:
     state = edge_state()
     chosen = sorted_entities(state)
-    assert escaped_lines(state, chosen) == plain_lines(state, chosen)
+    assert b"".join(escaped_lines(state, chosen)) == b"".join(plain_lines(state, chosen))
     # Absent from the state (a first apply): every entity encoded as absent.
-    assert escaped_lines({}, chosen) == plain_lines({}, chosen)
+    assert b"".join(escaped_lines({}, chosen)) == b"".join(plain_lines({}, chosen))
     assert snapshot_fingerprint(state) == reference(state, state)
     assert snapshot_fingerprint({}, chosen, ordered=True) == reference({}, chosen)
     half = chosen[::2]
     assert snapshot_fingerprint(state, half, ordered=True) == reference(state, half)
+
+
+def test_lines_are_hashed_a_chunk_at_a_time() -> None:
+    state = {
+        Entity.of({"user": f"u{i:05d}"}): {"producer_byte_rate": float(i)} for i in range(9000)
+    }
+    chosen = sorted_entities(state)
+    chunks = list(escaped_lines(state, chosen))
+    assert [c.count(b"\n") for c in chunks] == [_CHUNK, _CHUNK, 9000 - 2 * _CHUNK]
+    assert snapshot_fingerprint(state) == reference(state, state)
 
 
 def test_signed_zero_and_last_bit_change_the_fingerprint() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from json.encoder import encode_basestring_ascii
 
@@ -28,6 +28,7 @@ _PREFIX = b"kquota-fp-1\n"
 # One encoder for every line: json.dumps with separators builds a new encoder per call.
 _LINE = json.JSONEncoder(separators=(",", ":")).encode
 _BITS = struct.Struct(">d").pack
+_CHUNK = 4096
 
 
 def snapshot_fingerprint(
@@ -49,26 +50,29 @@ def snapshot_fingerprint(
         chosen = list(entities)
     else:
         chosen = sorted_entities(dict.fromkeys(entities))
+    h = hashlib.sha256(_PREFIX)
     try:
-        text = escaped_lines(state, chosen)
+        for chunk in escaped_lines(state, chosen):
+            h.update(chunk)
     except TypeError:  # a name, type or key that is not a str: json's encoder decides
-        text = plain_lines(state, chosen)
-    return "sha256:" + hashlib.sha256(_PREFIX + text).hexdigest()
+        h = hashlib.sha256(_PREFIX)
+        for chunk in plain_lines(state, chosen):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
 
 
-def plain_lines(state: Mapping[Entity, QuotaValues], chosen: Sequence[Entity]) -> bytes:
+def plain_lines(state: Mapping[Entity, QuotaValues], chosen: Sequence[Entity]) -> Iterator[bytes]:
     """plain_lines is the encoding of ``chosen`` (in that order), one encoder call a line."""
-    lines = []
     for entity in chosen:
         values = state.get(entity)
         encoded = None if values is None else [[k, _BITS(values[k]).hex()] for k in sorted(values)]
-        lines.append(_LINE([entity.parts, encoded]) + "\n")
-    return "".join(lines).encode()
+        yield _LINE([entity.parts, encoded]).encode() + b"\n"
 
 
-def escaped_lines(state: Mapping[Entity, QuotaValues], chosen: Sequence[Entity]) -> bytes:
+def escaped_lines(state: Mapping[Entity, QuotaValues], chosen: Sequence[Entity]) -> Iterator[bytes]:
     """escaped_lines is :func:`plain_lines`, byte for byte, for entities whose types, names
-    and keys are all str (anything else raises TypeError).
+    and keys are all str (anything else raises TypeError), in chunks of :data:`_CHUNK`
+    lines (a million lines at once would hold a few hundred MB).
 
     The encoder writes a list as ``[a,b]`` and a string through ``encode_basestring_ascii``
     (``ensure_ascii``), None as ``null``; the values are hex digits, which need no escape.
@@ -90,4 +94,7 @@ def escaped_lines(state: Mapping[Entity, QuotaValues], chosen: Sequence[Entity])
         else:
             pairs = [f'[{quoted(k)},"{_BITS(values[k]).hex()}"]' for k in sorted(values)]
             lines.append(f"{line}[{','.join(pairs)}]]\n")
-    return "".join(lines).encode("ascii")
+        if len(lines) == _CHUNK:
+            yield "".join(lines).encode("ascii")
+            lines = []
+    yield "".join(lines).encode("ascii")
