@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kquota.desired.state import state_digest
+from kquota.desired.state import DesiredState, state_digest
 from kquota.model import Entity, QuotaState, sorted_entities
 
 
@@ -52,6 +52,15 @@ values = st.dictionaries(
 @given(st.dictionaries(entities, values, max_size=6))
 def test_desired_digest_bytes_equal_json_dumps(quotas: QuotaState) -> None:
     assert state_digest(quotas) == reference_digest(quotas)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(entities, values, max_size=6))
+def test_desired_state_sorts_once_for_digest_and_order(quotas: QuotaState) -> None:
+    state = DesiredState(quotas, {})
+    assert state.digest == reference_digest(quotas)
+    assert state.order == tuple(sorted_entities(quotas))
+    assert state_digest(quotas, state.order) == state.digest
 
 
 def test_desired_digest_refuses_nan_as_json_does() -> None:

@@ -62,3 +62,11 @@ def test_guard_empty_desired_always_trips() -> None:
     p = Policy(max_removals=1000, max_removal_fraction=1.0)
     msg = p.guard(Removals(1, 1, 1, 1), desired_empty=True)
     assert msg is not None and "desired state is empty" in msg
+
+
+def test_observed_in_each_mode() -> None:
+    entities = [e(user="team-a"), e(user="other"), e(client_id="team-b"), e(user=None)]
+    assert Policy().observed_in(iter(entities)) == []
+    assert Policy(observe=True).observed_in(iter(entities)) == entities
+    observed = Policy(observed=(ScopeMatch.of({"user": "team-*"}), ScopeMatch.of({"user": "*"})))
+    assert observed.observed_in(iter(entities)) == [e(user="team-a"), e(user="other"), e(user=None)]

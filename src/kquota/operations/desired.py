@@ -4,11 +4,11 @@ loader's warnings, and (validate) every problem found."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kquota.errors import UsageError
-from kquota.model import QuotaState
+from kquota.model import Entity, QuotaState
 
 DEFAULT_PATH = Path("quotas")
 
@@ -20,6 +20,10 @@ class LoadedDesired:
     quotas: QuotaState
     digest: str | None
     warnings: tuple[object, ...] = ()
+    order: tuple[Entity, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    """order is the entities of ``quotas`` sorted (:func:`~kquota.model.sorted_entities`) when
+    the loader sorted them for the digest, else None: the planner walks them
+    (:func:`kquota.plan.planner.plan`'s ``order``) and need not sort its alterations again."""
 
 
 def load_desired_state(paths: Sequence[Path]) -> LoadedDesired:
@@ -37,7 +41,9 @@ def load_desired_state(paths: Sequence[Path]) -> LoadedDesired:
     with progress.phase("load") as step:
         result = load_desired(checked)
         step.count = len(result.quotas)
-    return LoadedDesired(result.quotas, result.digest, tuple(result.warnings))
+    loaded = LoadedDesired(result.quotas, result.digest, tuple(result.warnings))
+    object.__setattr__(loaded, "order", result.order)  # the digest's sort, made once
+    return loaded
 
 
 @dataclass(frozen=True)

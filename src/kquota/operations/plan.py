@@ -93,7 +93,7 @@ def plan_against(
     if allow_oversubscription:
         policy = dataclasses.replace(policy, allow_oversubscription=True)
     with timings.span("plan"):
-        plan = make(desired.quotas, state, policy, cluster=origin.cluster)
+        plan = make(desired.quotas, state, policy, cluster=origin.cluster, order=desired.order)
     plan = dataclasses.replace(
         plan,
         cluster_id=origin.cluster_id,

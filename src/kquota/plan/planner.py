@@ -18,9 +18,10 @@ rules live. The plan itself is the readable diff.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from operator import attrgetter
+from typing import cast
 
 from kquota.model import Entity, QuotaState, QuotaValues, sorted_by_entity
 from kquota.names import as_cluster_spells
@@ -38,6 +39,7 @@ from kquota.plan.types import (
 )
 
 _NO_VALUES: QuotaValues = {}
+_SETS_LIMIT = 1 << 16  # values dicts whose ops are kept: as many as the loader pools
 
 
 def plan(
@@ -46,15 +48,23 @@ def plan(
     policy: Policy,
     *,
     cluster: str | None = None,
+    order: Sequence[Entity] | None = None,
 ) -> Plan:
     """plan computes the alterations that turn ``snapshot`` into ``desired`` under ``policy``.
 
     ``snapshot_fingerprint`` covers the entities the plan alters (see
     :mod:`kquota.plan.fingerprint`): applying a saved plan is safe exactly when those are
     unchanged. The metadata fields (cluster_id, digest, version, time) are left to the caller.
+
+    ``order``: distinct entities in :func:`~kquota.model.sorted_entities` order, which the
+    caller has at hand (:attr:`kquota.desired.DesiredState.order`). When they are exactly
+    ``desired``'s (checked), desired is walked in that order, and a plan that only touches
+    declared entities needs no sort; the plan is the same either way.
     """
     # ip names: the cluster may spell a declared address another way (kquota.names).
-    desired = as_cluster_spells(desired, snapshot)
+    spelled = as_cluster_spells(desired, snapshot)
+    walk, in_order = _declared_walk(desired, order) if spelled is desired else (None, False)
+    desired = spelled
     in_scope = policy.in_scope
     prune = policy.prune
     alterations: list[Alteration] = []
@@ -66,12 +76,31 @@ def plan(
     # Matched snapshot entities are popped from a copy (copying a dict reuses its stored
     # hashes), so the second walk needs no lookups: Entity hashing is the join's main cost.
     rest = dict(snapshot)
-    for entity, want in desired.items():
+    # A new key is set under every rule table so far; the check keeps the table the judge.
+    new_is_set = _new_key_outcome(prune) is Outcome.SET
+    # A new entity's ops depend on its values alone, and the loader shares equal values dicts
+    # (kquota.model.pooled): their ops are made once a dict, by identity (every dict lives
+    # in desired for the whole walk, so no id is reused).
+    sets_of: dict[int, tuple[Op, ...]] = {}
+    for entity, want in walk or desired.items():
         have = rest.pop(entity, None)
         if not in_scope(entity):
             ignored[IgnoreReason.DECLARED_OUT_OF_SCOPE].append(entity)
             continue
         declared_in_scope += 1
+        if have is None and new_is_set:
+            # A new entity (a first apply: all of them), what _declared_ops and alteration_of
+            # make of it without their calls: each key set, CREATE; nothing declared, nothing.
+            if want:
+                sets = sets_of.get(id(want))
+                if sets is None:
+                    sets = tuple([Op(key, want[key], False, None) for key in sorted(want)])
+                    if len(sets_of) < _SETS_LIMIT:
+                        sets_of[id(want)] = sets
+                alterations.append(Alteration(entity, sets, ChangeKind.CREATE))
+            else:
+                unchanged += 1
+            continue
         if have is not None:
             managed_entities += 1
             managed_quotas += len(have)
@@ -80,6 +109,11 @@ def plan(
             unchanged += 1
             continue
         alterations.append(alteration_of(entity, ops, have))
+
+    declared_alterations = len(alterations)
+    if in_order and ignored[IgnoreReason.DECLARED_OUT_OF_SCOPE]:
+        # Listed in desired's own order, as the plain walk lists them (scope is pure).
+        ignored[IgnoreReason.DECLARED_OUT_OF_SCOPE] = [e for e in desired if not in_scope(e)]
 
     shortcut = entity_outcome(in_scope=True, declared=False, prune=prune)
     for entity, have in rest.items():
@@ -99,6 +133,7 @@ def plan(
 
     return finish_plan(
         alterations,
+        ordered=in_order and len(alterations) == declared_alterations,
         policy=policy,
         cluster=cluster,
         snapshot=snapshot,
@@ -110,9 +145,24 @@ def plan(
     )
 
 
+def _declared_walk(
+    desired: QuotaState, order: Sequence[Entity] | None
+) -> tuple[Iterable[tuple[Entity, QuotaValues]] | None, bool]:
+    """_declared_walk is desired's entities and values in ``order``, and True, when ``order``
+    (distinct entities) holds exactly desired's entities; else None and False."""
+    if order is None or len(order) != len(desired):
+        return None, False
+    # A lookup per entity costs half of sorting them; a missing one (None) means another set.
+    wants = list(map(desired.get, order))
+    if None in wants:
+        return None, False
+    return zip(order, cast("list[QuotaValues]", wants), strict=True), True
+
+
 def finish_plan(
     alterations: list[Alteration],
     *,
+    ordered: bool = False,
     policy: Policy,
     cluster: str | None,
     snapshot: Mapping[Entity, QuotaValues],
@@ -127,8 +177,11 @@ def finish_plan(
     It orders the alterations, counts removals, asks the guard and fingerprints the snapshot
     values of the altered entities (``snapshot`` must hold at least those). ``ignored`` gives
     per reason a count and the entities, which an engine that only counts may leave empty.
+    ``ordered``: the engine made the alterations in :func:`~kquota.model.sorted_by_entity`
+    order (one per entity), so they are not sorted again.
     """
-    alterations[:] = sorted_by_entity(alterations, attrgetter("entity"))
+    if not ordered:
+        alterations[:] = sorted_by_entity(alterations, attrgetter("entity"))
     removals = Removals(
         quotas=sum(1 for a in alterations for op in a.ops if op.remove),
         entities=sum(1 for a in alterations if a.kind is ChangeKind.DELETE),

@@ -227,6 +227,8 @@ class Policy:
         of them when the whole cluster is observed (``policy.mode: observe``)."""
         if self.observe:
             return list(entities)
+        if not self.observed:  # most policies: no generator per entity (100k: 0.025 s)
+            return []
         return [e for e in entities if any(m.matches(e) for m in self.observed)]
 
     def guard(self, removals: Removals, *, desired_empty: bool) -> str | None:
