@@ -255,6 +255,8 @@ def sorted_by_entity(items: Iterable[T], entity: Callable[[T], Entity]) -> list[
     """
     listed = list(items)
     try:
+        if entity is _itself:  # entities themselves: one call a key, not three
+            return sorted(listed, key=_text_order)  # type: ignore[arg-type]
         return sorted(listed, key=lambda item: _text_order(entity(item)))
     except _HoldsNul:
         return sorted(listed, key=lambda item: entity(item).sort_key())
@@ -283,6 +285,14 @@ def _text_order(entity: Entity) -> str:
             if "\x00" in n:
                 raise _HoldsNul
             return rank + "\x01" + n + "\x00"
+    elif len(parts) == 2:
+        (t, n), (t2, n2) = parts
+        rank, rank2 = _RANK_CHAR.get(t), _RANK_CHAR.get(t2)
+        if rank is not None and rank2 is not None:
+            if (n is not None and "\x00" in n) or (n2 is not None and "\x00" in n2):
+                raise _HoldsNul
+            head = rank + "\x00" if n is None else rank + "\x01" + n + "\x00"
+            return head + (rank2 + "\x00" if n2 is None else rank2 + "\x01" + n2 + "\x00")
     out: list[str] = []
     for t, n in parts:
         rank = _RANK_CHAR.get(t)
