@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kquota import timings
-from kquota.apply.applier import Admin, ExactReads, commit_order
+from kquota.apply.applier import Admin, ExactReads, to_commit
 from kquota.model import Entity, QuotaState
 from kquota.plan.types import Alteration, Plan
 
@@ -127,7 +127,7 @@ def early_validation(
         yield admin
         return
     # As apply_plan orders them: its validate-only call then sends these very objects.
-    alterations = commit_order(a for a in plan.alterations if a.entity not in already_applied)
+    alterations = to_commit(plan, already_applied)
     if not alterations:
         yield admin
         return
