@@ -285,14 +285,6 @@ def _text_order(entity: Entity) -> str:
             if "\x00" in n:
                 raise _HoldsNul
             return rank + "\x01" + n + "\x00"
-    elif len(parts) == 2:
-        (t, n), (t2, n2) = parts
-        rank, rank2 = _RANK_CHAR.get(t), _RANK_CHAR.get(t2)
-        if rank is not None and rank2 is not None:
-            if (n is not None and "\x00" in n) or (n2 is not None and "\x00" in n2):
-                raise _HoldsNul
-            head = rank + "\x00" if n is None else rank + "\x01" + n + "\x00"
-            return head + (rank2 + "\x00" if n2 is None else rank2 + "\x01" + n2 + "\x00")
     out: list[str] = []
     for t, n in parts:
         rank = _RANK_CHAR.get(t)

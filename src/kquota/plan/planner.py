@@ -216,9 +216,6 @@ def _declared_ops(want: QuotaValues, have: QuotaValues, prune: bool) -> list[Op]
     # so values equal to zero take the exact path.
     if want == have and 0.0 not in want.values():
         return []
-    if not have and _new_key_outcome(prune) is Outcome.SET:
-        # A new entity: every key is declared without a current value, one row of the table.
-        return [Op(key, want[key], False, None) for key in sorted(want)]
     ops: list[Op] = []
     for key in sorted(want.keys() | have.keys()) if have else sorted(want):
         d = want.get(key)

@@ -62,8 +62,7 @@ def render_plan(
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
     deletes, removing, updates, creates = _by_rank(plan.alterations)
-    # Only a delete and a create make a look-alike pair: the groups say whether to look.
-    pairs = lookalikes(plan.alterations) if deletes and creates else {}
+    pairs = lookalikes(plan.alterations)
     sets = removed = 0
     for glyph, group in (("-", deletes), ("~", removing), ("~", updates), ("+", creates)):
         s, r = _alteration_lines(glyph, group, pairs, lines)
