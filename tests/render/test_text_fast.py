@@ -12,7 +12,9 @@ names and keys, default and ip entities, and values that print alike or not (``0
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -27,6 +29,9 @@ from kquota.plan.policy import Policy
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from kquota.render import text, verdict
 from kquota.render.format import value_with_unit
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+from bench_apply import batch  # noqa: E402  (apply's data, the shape the loop is fast for)
 
 P, C = "producer_byte_rate", "consumer_byte_rate"
 
@@ -191,21 +196,7 @@ def test_the_benchmark_batch(memo_limit: int, monkeypatch: pytest.MonkeyPatch) -
     """apply's data (benchmarks/bench_apply.py's batch), the shape the loop is fast for; also
     with the remembered lines' maps full from the first."""
     monkeypatch.setattr(text, "_MEMO_LIMIT", memo_limit)
-    desired: QuotaState = {}
-    for i in range(3000):
-        kind = i % 3
-        if kind == 0:
-            entity = Entity.of({"user": f"apply-user-{i:07d}"})
-        elif kind == 1:
-            entity = Entity.of({"user": f"apply-user-{i:07d}", "client-id": f"app-{i % 53}"})
-        else:
-            entity = Entity.of({"client-id": f"apply-client-{i:07d}"})
-        values = {P: float(1048576 * (1 + i % 64))}
-        if i % 2 == 0:
-            values[C] = float(2097152 * (1 + i % 32))
-        if i % 5 == 0:
-            values = {"request_percentage": 50.0 + i % 40 + 0.5}
-        desired[entity] = values
+    desired = batch(3000)
     p = _planned(desired, {})
     assert text.render_plan(p) == _oracle(p)
 
