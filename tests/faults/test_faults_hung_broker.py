@@ -18,11 +18,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kquota import deadline
 from kquota.apply.lease import UNCONFIRMED_RELEASE, apply_lease
+from kquota.apply.lease_log import LeaseLog
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.kafka.admin import WireAdmin
 from kquota.kafka.librdkafka import producer_config
@@ -54,6 +56,7 @@ HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
 def hung_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
     broker_dir = tmp_path_factory.mktemp("hung-broker")
     info = start_broker(broker_dir, die_with_parent=True)
+    _wait_until_writable(info)
     try:
         yield info
     finally:
@@ -61,15 +64,44 @@ def hung_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo
         stop_broker(broker_dir)
 
 
+PROBE_TOPIC = "hung-broker-probe"
+"""A topic of this module's own broker that only :func:`_wait_until_writable` writes to."""
+
+
+def _wait_until_writable(broker: BrokerInfo, bound: float = 180.0) -> float:
+    """_wait_until_writable returns once the broker confirms a write again, and how long that
+    took. A broker resumed from SIGSTOP first fences itself (its controller saw no heartbeat
+    for longer than the session) and its partitions have no leader until it is back; on a
+    loaded machine that outlasted the next test's own 30 s lease write (CI, stop 28)."""
+    from confluent_kafka import Producer
+
+    start = time.monotonic()
+    outcome: list[object] = []
+    producer = Producer(
+        {"bootstrap.servers": broker.bootstrap_servers, "message.timeout.ms": "10000"}
+    )
+    while True:
+        outcome.clear()
+        producer.produce(PROBE_TOPIC, b"probe", on_delivery=lambda err, _: outcome.append(err))
+        producer.flush(15)
+        if outcome == [None]:
+            return time.monotonic() - start
+        assert time.monotonic() - start < bound, f"the broker took no write for {bound} s"
+
+
 class _Stopped:
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    """The broker stopped (SIGSTOP) for the block; resumed, and back to taking writes, after."""
+
+    def __init__(self, broker: BrokerInfo) -> None:
+        self.broker = broker
 
     def __enter__(self) -> None:
-        os.kill(self.pid, signal.SIGSTOP)
+        os.kill(self.broker.pid, signal.SIGSTOP)
 
     def __exit__(self, *exc: object) -> None:
-        os.kill(self.pid, signal.SIGCONT)
+        os.kill(self.broker.pid, signal.SIGCONT)
+        took = _wait_until_writable(self.broker)
+        print(f"the broker took writes again {took:.1f} s after it was resumed")
 
 
 def _repo(root: Path, broker: BrokerInfo, prefix: str, n: int) -> None:
@@ -108,7 +140,7 @@ def test_drift_against_a_hung_broker_ends_at_its_deadline_and_says_on_what(
 ) -> None:
     _repo(tmp_path, hung_broker, "h-", 1)
     slack = _slack()
-    with _Stopped(hung_broker.pid):
+    with _Stopped(hung_broker):
         start = time.monotonic()
         proc = _kquota(tmp_path, "drift", "--timeout", "6s")
         code = proc.wait(6 + slack + 60)
@@ -134,7 +166,7 @@ def test_apply_against_a_broker_that_hangs_mid_commit_ends_by_its_deadline(
         "--no-lease",
     )  # fmt: skip
     _wait_for_first_commit(hung_broker, proc, prefix)
-    with _Stopped(hung_broker.pid):
+    with _Stopped(hung_broker):
         code = proc.wait(timeout + slack + 60)
         took = time.monotonic() - start
     out = (tmp_path / "out.txt").read_text()
@@ -154,7 +186,7 @@ def test_on_a_terminal_a_waiting_indicator_names_the_wait(
 ) -> None:
     _repo(tmp_path, hung_broker, "p-", 1)
     cmd = [sys.executable, "-m", "kquota.cli.main", "drift", "--timeout", "5s"]
-    with _Stopped(hung_broker.pid):
+    with _Stopped(hung_broker):
         code, text, _ = on_terminal(cmd, cwd=tmp_path, stdout_tty=False, timeout=30)
     assert code == 1
     # The first frame shows after a second's wait (later on a loaded machine: any count).
@@ -220,7 +252,7 @@ def test_sigint_on_a_hung_broker_then_a_second_sigint_stops_settling(
     err.start()
     try:
         _wait_for_first_commit(hung_broker, proc, prefix)
-        with _Stopped(hung_broker.pid):
+        with _Stopped(hung_broker):
             # No fixed sleeps: the child's own indicator says when a commit hangs, and then
             # when settling waits on a describe the broker will not answer (its 5 s window).
             committing = err.wait_for("for AlterClientQuotas from", proc, 120)
@@ -267,7 +299,7 @@ def test_an_apply_whose_broker_hangs_while_it_waits_for_the_lease_ends_by_its_de
         proc = _kquota(tmp_path, "apply", "--auto-approve", "--timeout", f"{timeout}s")
         start = time.monotonic()
         _wait_for_text(tmp_path / "err.txt", "waiting for the apply lease: held by", proc, 120)
-        with _Stopped(hung_broker.pid):
+        with _Stopped(hung_broker):
             code = proc.wait(timeout + slack + 60)
             took = time.monotonic() - start
     err = (tmp_path / "err.txt").read_text()
@@ -289,7 +321,7 @@ def test_sigint_while_taking_the_lease_from_a_hung_broker_stops_at_once(
     with deadline.bounded(600, "test") as limit, apply_lease(producer_config(props), limit):
         proc = _kquota(tmp_path, "apply", "--auto-approve")  # the default 10-minute deadline
         _wait_for_text(tmp_path / "err.txt", "waiting for the apply lease: held by", proc, 120)
-        with _Stopped(hung_broker.pid):
+        with _Stopped(hung_broker):
             proc.send_signal(signal.SIGINT)
             stopped = time.monotonic()
             code = proc.wait(120)
@@ -300,3 +332,39 @@ def test_sigint_while_taking_the_lease_from_a_hung_broker_stops_at_once(
     # It tried to withdraw its claim for a few seconds at most, not its 10-minute deadline.
     assert took < UNCONFIRMED_RELEASE + slack, (took, err)
     print(f"stderr of an apply stopped by SIGINT while taking the lease ({took:.1f} s):\n{err}")
+
+
+def test_a_lease_claim_waits_out_a_broker_hung_longer_than_librdkafkas_own_bound(
+    hung_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # librdkafka gives up on a record after 30 s by default; the lease's claim waits as long as
+    # its deadline does (CI, stop 28: a broker slow to come back failed a 10-minute lease).
+    # The broker is stopped just as the first claim is sent: a wrapper around the real append
+    # only times the fault, which a real broker cannot be asked to produce on cue.
+    hung_for = 35.0
+    resumer = threading.Timer(hung_for, os.kill, (hung_broker.pid, signal.SIGCONT))
+    append = LeaseLog.append
+    claims: list[float] = []
+
+    def stop_at_the_first_claim(log: LeaseLog, owner: str, value: bytes | None, *a: Any) -> Any:
+        if value is not None and not claims:
+            os.kill(hung_broker.pid, signal.SIGSTOP)
+            resumer.start()
+        if value is not None:
+            claims.append(time.monotonic())
+        return append(log, owner, value, *a)
+
+    monkeypatch.setattr(LeaseLog, "append", stop_at_the_first_claim)
+    props = {"bootstrap.servers": hung_broker.bootstrap_servers}
+    try:
+        with (
+            deadline.bounded(300, "test") as limit,
+            apply_lease(producer_config(props), limit) as held,
+        ):
+            # Confirmed after its term, the first claim was withdrawn and made afresh.
+            assert len(claims) == 2 and claims[1] - claims[0] >= hung_for, claims
+            assert held.lost is None and held.expires_in > 0, held.expires_in
+    finally:
+        resumer.cancel()
+        os.kill(hung_broker.pid, signal.SIGCONT)
+    assert _wait_until_writable(hung_broker) < 60

@@ -240,7 +240,7 @@ def _apply_lease(
     renew_every: float,
 ) -> Iterator[HeldLease]:
     began, used = time.time(), timings.cpu()
-    log = LeaseLog(producer_config, topic, brokers)
+    log = LeaseLog(_deadline_bound(producer_config, deadline), topic, brokers)
     owner = new_claim_id()
     held: HeldLease | None = None
     claimed = False
@@ -290,6 +290,18 @@ def _release(log: LeaseLog, owner: str, deadline: Deadline, held: HeldLease | No
                 time.sleep(min(RELEASE_RETRY, max(0.0, end - time.monotonic())))
 
 
+def _deadline_bound(producer_config: Mapping[str, str], deadline: Deadline) -> dict[str, str]:
+    """_deadline_bound lets each lease record wait for the broker's confirmation as long as
+    the deadline does. Under librdkafka's 30 s bound, a broker back after 31 s failed a
+    10-minute apply with "Message timed out". The broker stamps a record's time when it
+    appends it (LogAppendTime), so a claim confirmed late is as valid as one confirmed at
+    once; every wait for a confirmation already ends at the deadline or a signal."""
+    from kquota.kafka.librdkafka import DEFAULT_TIMEOUT
+
+    bound = max(deadline.remaining(), DEFAULT_TIMEOUT)
+    return {**producer_config, "message.timeout.ms": str(int(bound * 1000))}
+
+
 def release_budget(deadline_left: float) -> float:
     """release_budget is how long the release may wait: what is left of the deadline, at
     least :data:`RELEASE_MIN` (a run that hit its deadline still tries), at most
@@ -315,14 +327,17 @@ def _acquire(
             lambda t: log.read_until(offset, t),  # noqa: B023
         )
         holder = holder_after(records)
-        if holder is not None and holder.owner == owner:
+        won = holder is not None and holder.owner == owner
+        # The holder counts its term from when the claim was sent: one confirmed too late to
+        # be renewed in time (a broker that hung) is withdrawn and made afresh.
+        if holder is not None and won and time.monotonic() - sent < term - every:
             return HeldLease(log, owner, sent, holder.until_ms, term, every)
         _bounded(
             deadline,
             f"the broker to confirm this apply's withdrawn claim on {log.topic}",
             lambda t: log.append(owner, None, t),
         )
-        if holder is not None and holder.owner != told:
+        if holder is not None and not won and holder.owner != told:
             print(waiting_message(holder), file=sys.stderr, flush=True)
             told = holder.owner
         if deadline.remaining() <= RETRY_INTERVAL:
