@@ -31,7 +31,7 @@ from kquota.kafka.protocol import (
     encode_body,
 )
 from kquota.kafka.protocol.primitives import MAX_ARRAY_ELEMENTS, read_uvarint
-from kquota.model import Entity, QuotaState, QuotaValues
+from kquota.model import CLIENT_ID, USER, Entity, QuotaState, QuotaValues
 
 Parts = tuple[tuple[str, str | None], ...]
 
@@ -506,14 +506,16 @@ def _alter_request_compact(
 ) -> tuple[bytes, set[bytes] | None]:
     """_alter_request_compact is :func:`_alter_request_fast` for version 1 with its writes
     inlined (a 100k-entity validate-only pass spent a sixth of its CPU in the writer's calls):
-    the same bytes; long names and counts, and anything unusual, go through the writer.
+    the same bytes; long names and counts, and anything unusual, go through the writer. The
+    commonest shapes (one part, or ``user`` and ``client-id`` with short names; one op setting
+    a float) are written without a call per part or op: a third less CPU on 100k entities.
 
     With the body come the entities' keys: each entity's ``EntityData`` bytes, its parts in
     sorted byte order (the broker answers with the parts in an order of its own), by which
     :class:`AlterExchange` recognises an answer naming exactly these entities; None when an
     entity's parts are not in canonical order."""
     w = _Writer(compact=True)
-    small, f64, count, string = _SMALL, _F64.pack, w.count, w.string
+    small, f64, count, string, join = _SMALL, _F64.pack, w.count, w.string, b"".join
     heads: dict[str, bytes] = {}  # entity types and quota keys, length prefix included
 
     def part_of(t: str, n: str | None) -> bytes:
@@ -526,9 +528,10 @@ def _alter_request_compact(
             return head + b"\x00\x00"
         if type(n) is str and len(n) < 0x20:  # at most 0x7E bytes of UTF-8
             raw = n.encode("utf-8")
-            return head + small[len(raw) + 1] + raw + b"\x00"
-        return head + string(n) + b"\x00"
+            return join((head, small[len(raw) + 1], raw, b"\x00"))
+        return join((head, string(n), b"\x00"))
 
+    user, client = string(USER), string(CLIENT_ID)
     keys: set[bytes] | None = set()
     out: list[bytes] = [count(len(alterations))]
     append = out.append
@@ -536,19 +539,30 @@ def _alter_request_compact(
         parts = a.entity.parts
         k = len(parts)
         if k == 1:
-            append(b"\x02")
             t, n = parts[0]
             key = part_of(t, n)
+            append(b"\x02")
             append(key)
+        elif k == 2 and parts[0][0] == USER and parts[1][0] == CLIENT_ID:
+            n0, n1 = parts[0][1], parts[1][1]
+            if type(n0) is str and type(n1) is str and len(n0) < 0x20 and len(n1) < 0x20:
+                r0, r1 = n0.encode("utf-8"), n1.encode("utf-8")
+                p0 = join((user, small[len(r0) + 1], r0, b"\x00"))
+                p1 = join((client, small[len(r1) + 1], r1, b"\x00"))
+            else:
+                p0, p1 = part_of(USER, n0), part_of(CLIENT_ID, n1)
+            append(b"\x03")
+            append(p0)
+            append(p1)
+            key = p0 + p1 if p0 < p1 else p1 + p0
         else:
             append(small[k + 1] if k < 0x7F else count(k))
             pieces = [part_of(t, n) for t, n in parts]
             out.extend(pieces)
-            key = b"".join(sorted(pieces))
+            key = join(sorted(pieces))
             # An Entity built by hand in another order (or with a type twice) is not the
             # entity a decoded answer names: no keys, the answer is read in full.
-            usual = k == 2 and parts[0][0] == "user" and parts[1][0] == "client-id"
-            if keys is not None and not usual and canonical_parts(parts) != parts:
+            if keys is not None and canonical_parts(parts) != parts:
                 keys = None
         if keys is not None:
             keys.add(key)
@@ -556,8 +570,9 @@ def _alter_request_compact(
         k = len(ops)
         append(small[k + 1] if k < 0x7F else count(k))
         for op in ops:
-            remove = op.remove
-            value = _sent_value(remove, op.value)
+            remove, value = op.remove, op.value
+            if remove is not False or type(value) is not float:
+                value = _sent_value(remove, value)
             name = op.key
             head = heads.get(name)
             if head is None:
@@ -569,7 +584,7 @@ def _alter_request_compact(
             append(b"\x01\x00" if remove else b"\x00\x00")
         append(b"\x00")
     append(b"\x01\x00" if validate_only else b"\x00\x00")
-    return b"".join(out), keys
+    return join(out), keys
 
 
 class AllAccepted:
@@ -623,7 +638,8 @@ class AlterExchange:
 def _accepts_all(buf: bytes, sent: set[bytes]) -> bool:
     """_accepts_all: the version-1 response answers each entity of ``sent`` once (keys as
     :func:`_alter_request_compact` makes them), every one with error code 0 and no message,
-    one-byte lengths throughout and no tagged fields (anything else: False)."""
+    one-byte lengths throughout and no tagged fields (anything else: False). Entities of one
+    and two parts, nearly all of them, are read without a loop or a sort of their parts."""
     pos = _body_start(buf, True) + 4  # ThrottleTimeMs
     count, pos = _compact_length(buf, pos)
     if count != len(sent):
@@ -634,25 +650,57 @@ def _accepts_all(buf: bytes, sent: set[bytes]) -> bool:
         if buf[pos] or buf[pos + 1] or buf[pos + 2]:  # ErrorCode 0, ErrorMessage null
             return False
         k = buf[pos + 3]
-        if k < 2 or k >= 0x80:
-            return False
         pos += 4
-        spans = []
-        for _ in range(k - 1):
+        if k == 2 or k == 3:
             start = pos
             n = buf[pos]  # EntityType: never null
             if n == 0 or n >= 0x80:
                 return False
             pos += n
             n = buf[pos]  # EntityName: null is one byte
-            if n >= 0x80 or buf[pos + (n or 1)]:
+            if n >= 0x80:
                 return False
-            pos += (n or 1) + 1
-            spans.append(buf[start:pos])
-        if buf[pos] or not spans:
+            pos += n or 1
+            if buf[pos]:
+                return False
+            pos += 1
+            if k == 2:
+                key = buf[start:pos]
+            else:
+                first, start = buf[start:pos], pos
+                n = buf[pos]
+                if n == 0 or n >= 0x80:
+                    return False
+                pos += n
+                n = buf[pos]
+                if n >= 0x80:
+                    return False
+                pos += n or 1
+                if buf[pos]:
+                    return False
+                pos += 1
+                second = buf[start:pos]
+                key = first + second if first < second else second + first
+        else:
+            if k < 2 or k >= 0x80:
+                return False
+            spans: list[bytes] = []
+            for _ in range(k - 1):
+                start = pos
+                n = buf[pos]
+                if n == 0 or n >= 0x80:
+                    return False
+                pos += n
+                n = buf[pos]
+                if n >= 0x80 or buf[pos + (n or 1)]:
+                    return False
+                pos += (n or 1) + 1
+                spans.append(buf[start:pos])
+            key = b"".join(sorted(spans))
+        if buf[pos]:
             return False
         pos += 1
-        add(spans[0] if len(spans) == 1 else b"".join(sorted(spans)))
+        add(key)
     return pos + 1 == len(buf) and not buf[pos] and got == sent
 
 
