@@ -508,7 +508,7 @@ def _alter_request_compact(
     inlined (a 100k-entity validate-only pass spent a sixth of its CPU in the writer's calls):
     the same bytes; long names and counts, and anything unusual, go through the writer. The
     commonest shapes (one part, or ``user`` and ``client-id`` with short names; one op setting
-    a float) are written without a call per part or op: a third less CPU on 100k entities.
+    a float) are written without a call per part or op: a fifth less CPU on 100k entities.
 
     With the body come the entities' keys: each entity's ``EntityData`` bytes, its parts in
     sorted byte order (the broker answers with the parts in an order of its own), by which
@@ -638,8 +638,8 @@ class AlterExchange:
 def _accepts_all(buf: bytes, sent: set[bytes]) -> bool:
     """_accepts_all: the version-1 response answers each entity of ``sent`` once (keys as
     :func:`_alter_request_compact` makes them), every one with error code 0 and no message,
-    one-byte lengths throughout and no tagged fields (anything else: False). Entities of one
-    and two parts, nearly all of them, are read without a loop or a sort of their parts."""
+    one-byte lengths throughout and no tagged fields (anything else: False). An entity of
+    more than two parts (which no broker accepts) is False too: the answer is read in full."""
     pos = _body_start(buf, True) + 4  # ThrottleTimeMs
     count, pos = _compact_length(buf, pos)
     if count != len(sent):
@@ -650,57 +650,28 @@ def _accepts_all(buf: bytes, sent: set[bytes]) -> bool:
         if buf[pos] or buf[pos + 1] or buf[pos + 2]:  # ErrorCode 0, ErrorMessage null
             return False
         k = buf[pos + 3]
+        if k != 2 and k != 3:
+            return False
         pos += 4
-        if k == 2 or k == 3:
-            start = pos
+        start = second = pos
+        for _ in range(k - 1):
+            second = pos
             n = buf[pos]  # EntityType: never null
             if n == 0 or n >= 0x80:
                 return False
             pos += n
             n = buf[pos]  # EntityName: null is one byte
-            if n >= 0x80:
+            if n >= 0x80 or buf[pos + (n or 1)]:
                 return False
-            pos += n or 1
-            if buf[pos]:
-                return False
-            pos += 1
-            if k == 2:
-                key = buf[start:pos]
-            else:
-                first, start = buf[start:pos], pos
-                n = buf[pos]
-                if n == 0 or n >= 0x80:
-                    return False
-                pos += n
-                n = buf[pos]
-                if n >= 0x80:
-                    return False
-                pos += n or 1
-                if buf[pos]:
-                    return False
-                pos += 1
-                second = buf[start:pos]
-                key = first + second if first < second else second + first
-        else:
-            if k < 2 or k >= 0x80:
-                return False
-            spans: list[bytes] = []
-            for _ in range(k - 1):
-                start = pos
-                n = buf[pos]
-                if n == 0 or n >= 0x80:
-                    return False
-                pos += n
-                n = buf[pos]
-                if n >= 0x80 or buf[pos + (n or 1)]:
-                    return False
-                pos += (n or 1) + 1
-                spans.append(buf[start:pos])
-            key = b"".join(sorted(spans))
+            pos += (n or 1) + 1
         if buf[pos]:
             return False
+        if k == 2:
+            add(buf[start:pos])
+        else:  # the key has the parts in sorted order, without a list and a sort
+            a, b = buf[start:second], buf[second:pos]
+            add(a + b if a < b else b + a)
         pos += 1
-        add(key)
     return pos + 1 == len(buf) and not buf[pos] and got == sent
 
 
