@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from kquota.apply.applier import apply_plan
 from kquota.apply.lease import (
     RELEASE_CAP,
@@ -189,3 +191,25 @@ def test_a_lost_lease_stops_the_commit_before_the_next_batch_and_says_so() -> No
     assert stop_lines(report) == [
         f"stopped: {LEASE_LOST}: its claim was released by another (kquota lease ...)"
     ]
+
+
+def test_a_lease_query_is_asked_again_while_the_leader_moves() -> None:
+    # librdkafka's offset queries raise NOT_LEADER_FOR_PARTITION at once while a partition's
+    # leader moves (a topic just created, a failover); the lease asks again within its bound.
+    from confluent_kafka import KafkaError, KafkaException
+
+    from kquota.apply.lease_log import LeaseError, _sliced
+
+    answers: list[Any] = [KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE]
+
+    def query(timeout: float) -> str:
+        if answers:
+            raise KafkaException(KafkaError(answers.pop(0)))
+        return "answered"
+
+    assert _sliced(query, 30, retry_on=(KafkaException,), what="the end") == "answered"
+    assert not answers
+    answers.append(KafkaError.TOPIC_AUTHORIZATION_FAILED)  # not cured by asking again
+    with pytest.raises(LeaseError, match="(?i)authoriz"):
+        _sliced(query, 30, retry_on=(KafkaException,), what="the end")
+    assert not answers

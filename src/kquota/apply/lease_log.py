@@ -325,7 +325,11 @@ def _sliced(
 
 
 def _is_timeout(e: BaseException) -> bool:
-    if isinstance(e, TimeoutError):
+    """_is_timeout: no answer yet (a timeout, a lost connection, a leader moving); asking
+    again may get one."""
+    from kquota.kafka.librdkafka import leader_moving
+
+    if isinstance(e, TimeoutError) or leader_moving(e):
         return True
     err: Any = e.args[0] if e.args else None
     name = err.name() if hasattr(err, "name") else ""

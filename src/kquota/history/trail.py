@@ -19,14 +19,14 @@ import json
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kquota import deadline
 from kquota.audit import ALTERED, AuditError, AuditOp, topic_name_problem
 from kquota.errors import KquotaError
-from kquota.kafka.librdkafka import consumer_config
+from kquota.kafka.librdkafka import consumer_config, leader_moving
 from kquota.model import Entity
 
 _log = logging.getLogger(__name__)
@@ -162,9 +162,7 @@ def read_trail(
             assigned: list[Any] = []
             last: dict[int, int] = {}
             for p in partitions:
-                low, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, p), timeout=left(), cached=False
-                )
+                low, high = watermarks(consumer, TopicPartition(topic, p), left)
                 if high > low:
                     assigned.append(TopicPartition(topic, p, low))
                     last[p] = high - 1
@@ -176,6 +174,25 @@ def read_trail(
     # Offsets order one partition; across partitions the event time orders the applies.
     changes.sort(key=lambda c: (c.timestamp, c.partition, c.offset))
     return Trail(topic, tuple(changes), skipped)
+
+
+LEADER_RETRY = 0.2
+"""Seconds between two offset queries of a partition whose leader is moving."""
+
+
+def watermarks(consumer: Any, partition: Any, left: Callable[[], float]) -> tuple[int, int]:
+    """watermarks is a partition's low and high offsets, asked again while its leader moves
+    (a topic just created, a broker failing over) until ``left`` runs out and raises."""
+    from confluent_kafka import KafkaException
+
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(partition, timeout=left(), cached=False)
+            return int(low), int(high)
+        except KafkaException as e:
+            if not leader_moving(e):
+                raise
+        time.sleep(min(LEADER_RETRY, left()))
 
 
 def _partitions(consumer: Any, topic: str, timeout: float) -> Sequence[int]:

@@ -53,6 +53,27 @@ PRODUCER_ONLY = frozenset({*FORCED, "message.timeout.ms"})
 """What :func:`producer_config` adds that only a producer takes."""
 
 
+LEADER_MOVING = frozenset(
+    {
+        "NOT_LEADER_FOR_PARTITION",
+        "LEADER_NOT_AVAILABLE",
+        "FENCED_LEADER_EPOCH",
+        "UNKNOWN_LEADER_EPOCH",
+        "REPLICA_NOT_AVAILABLE",
+    }
+)
+"""Partition errors while a partition's leadership moves: a topic just created, a broker
+failing over. librdkafka retries them itself when producing and fetching, but its offset
+queries (``get_watermark_offsets``) raise them at once."""
+
+
+def leader_moving(e: BaseException) -> bool:
+    """leader_moving: ``e`` (a KafkaException) says the partition's leader is moving, so the
+    same question asked again shortly gets an answer."""
+    err: Any = e.args[0] if e.args else None
+    return hasattr(err, "name") and err.name() in LEADER_MOVING
+
+
 def producer_config(
     client_properties: Mapping[str, str], *, timeout: float = DEFAULT_TIMEOUT
 ) -> dict[str, str]:
