@@ -8,11 +8,11 @@ entities outside a ``team-*`` ownership scope.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 from kquota.model import Entity, QuotaState, sorted_entities
+from kquota.render.desired_yaml import quoted_name
 from kquota.snapshot.files import dump_snapshot
 from kquota.snapshot.rows import row_key
 
@@ -85,7 +85,7 @@ def write_desired_yaml(state: QuotaState, path: Path) -> None:
     """write_desired_yaml writes the canonical YAML form, one flow-style entry a line."""
     lines = ["apiVersion: kquota/v1", "kind: ClientQuotas", "quotas:"]
     for e in sorted_entities(state):
-        match = ", ".join(f"{t}: {json.dumps('<default>' if n is None else n)}" for t, n in e.parts)
+        match = ", ".join(f"{t}: {quoted_name(n)}" for t, n in e.parts)
         sets = ", ".join(f"{k}: {_yaml_number(v)}" for k, v in sorted(state[e].items()))
         lines.append(f"  - {{match: {{{match}}}, set: {{{sets}}}}}")
     path.write_text("\n".join(lines) + "\n")

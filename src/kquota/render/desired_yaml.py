@@ -18,7 +18,7 @@ as a string.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import yaml
 
@@ -82,25 +82,35 @@ def _match(entity: Entity) -> str:
     return "{" + ", ".join(f"{_scalar(t)}: {_name(n)}" for t, n in entity.parts) + "}"
 
 
-def _name(name: str | None) -> str:
+def _name(name: str | None, scalar: Callable[[str], str] | None = None) -> str:
+    """_name writes an entity name as the loader reads it back: ``scalar`` (plain where YAML
+    keeps it a string, by default) for an ordinary name."""
     if name is None:
         return DEFAULT_NAME_DISPLAY
     if name == DEFAULT_NAME_DISPLAY:
         return '{name: "<default>"}'
     if unusual_name(name):
-        return "{name: " + _double_quoted(name) + ", verbatim: true}"
-    return _scalar(name)
+        return "{name: " + double_quoted(name) + ", verbatim: true}"
+    return (scalar or _scalar)(name)
+
+
+def quoted_name(name: str | None) -> str:
+    """quoted_name is :func:`_name` with an ordinary name always double-quoted (the default
+    entity too: ``"<default>"``), the way people often write them."""
+    if name is None:
+        return double_quoted(DEFAULT_NAME_DISPLAY)
+    return _name(name, double_quoted)
 
 
 def _scalar(text: str) -> str:
     """_scalar writes a string plain when YAML reads it back as that same string."""
     if _PLAIN.match(text) and _resolves_to_str(text):
         return text
-    return _double_quoted(text)
+    return double_quoted(text)
 
 
-def _double_quoted(text: str) -> str:
-    """_double_quoted escapes everything YAML would not read back verbatim inside quotes."""
+def double_quoted(text: str) -> str:
+    """double_quoted escapes everything YAML would not read back verbatim inside quotes."""
     out = ['"']
     for ch in text:
         code = ord(ch)
