@@ -25,8 +25,9 @@ def human(key: str, value: float) -> str | None:
 
 def value_with_unit(key: str, value: float) -> str:
     """value_with_unit is ``1048576 (1 MiB/s)``: the raw value first, the human one beside."""
-    # Plans repeat a few tiers across 100k lines. Only positive values are remembered: 0.0
-    # and -0.0 are equal keys but print differently.
+    # Plans repeat a few tiers across 100k lines. Only positive values are remembered: NaN
+    # never finds itself, and 0.0 and -0.0 are one key (``number`` prints both as 0 today;
+    # remembering them would tie their texts together for good).
     memo = (key, value)
     shown = _SHOWN.get(memo) if value > 0 else None
     if shown is None:
