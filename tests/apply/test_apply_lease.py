@@ -4,6 +4,7 @@ extend it, a lapsed claim stays lapsed) and what it tells the operator."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,3 +214,34 @@ def test_a_lease_query_is_asked_again_while_the_leader_moves() -> None:
     with pytest.raises(LeaseError, match="(?i)authoriz"):
         _sliced(query, 30, retry_on=(KafkaException,), what="the end")
     assert not answers
+
+
+def test_an_own_holder_that_exited_but_was_not_reaped_is_gone() -> None:
+    # A zombie (exited, its parent has not waited for it) never releases its claim: `kquota
+    # lease release --force` may take it, as for a holder that is gone altogether.
+    import getpass
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from kquota.apply.lease import Holder
+    from kquota.apply.lease_admin import holder_alive
+
+    def holder(pid: int) -> Holder:
+        info = {"host": socket.gethostname(), "user": getpass.getuser(), "pid": pid}
+        return Holder("c1", 0, 1000, info)
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert holder_alive(holder(child.pid))
+        child.kill()
+        end = time.monotonic() + 30
+        while Path(f"/proc/{child.pid}/stat").read_text().split(")")[-1].split()[0] != "Z":
+            assert time.monotonic() < end, "the child never exited"
+            time.sleep(0.02)
+        assert not holder_alive(holder(child.pid))  # a zombie: not reaped yet
+    finally:
+        child.kill()
+        child.wait()
+    assert not holder_alive(holder(child.pid))

@@ -13,7 +13,6 @@ applies interleave for more than one batch; the command still asks first.
 from __future__ import annotations
 
 import getpass
-import os
 import socket
 import time
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from kquota.apply.lease import LEASE_TOPIC, RENEW_EVERY, Holder, holder_after
 from kquota.apply.lease_log import LeaseLog
 from kquota.deadline import Deadline, waiting_on
+from kquota.pids import pid_alive
 
 
 @dataclass(frozen=True)
@@ -98,17 +98,12 @@ def is_own(holder: Holder) -> bool:
 
 
 def holder_alive(holder: Holder) -> bool:
-    """holder_alive: an own claim whose process still runs here (it releases on its own)."""
+    """holder_alive: an own claim whose process still runs here (it releases on its own); an
+    exited one not yet reaped by its parent (a zombie) is gone."""
     pid = holder.info.get("pid")
     if not is_own(holder) or not isinstance(pid, int) or pid <= 0:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def utc(ms: int) -> str:

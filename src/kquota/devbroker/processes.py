@@ -19,24 +19,10 @@ from pathlib import Path
 
 from kquota.errors import KquotaError
 from kquota.parentdeath import signal_on_parent_death
+from kquota.pids import pid_alive
 
 CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 """The JVMs this process started, by pid."""
-
-
-def pid_alive(pid: int) -> bool:
-    """pid_alive: ``pid`` runs (a zombie, exited and not yet reaped, counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def running_pid(pid_file: Path, *cmdline: bytes) -> int | None:
