@@ -14,6 +14,7 @@ from kquota import deadline
 from kquota.errors import KquotaError
 from kquota.fleet.engine import Effective
 from kquota.fleet.layout import FleetCluster, discover
+from kquota.fleet.workers import LocalWorkers
 from kquota.plan.planner import plan as local_plan
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
@@ -62,28 +63,28 @@ def plan_fleet_local(
                     plans[c.name] = _plan_one(c, policy)
         return plans
     workers = min(processes, len(clusters))
-    # multiprocessing's Pool, not concurrent.futures: leaving the block terminates the
-    # workers (deadline, Ctrl-C, an error), where an executor would wait for their tasks.
-    with multiprocessing.get_context(_START).Pool(workers, _worker_signals) as pool:
-        results = pool.imap(functools.partial(_plan_in_worker, policy=policy), clusters, 1)
+    # Not multiprocessing's Pool: its workers share a lock that a worker stopped at the
+    # deadline can die holding, and its terminate() then hangs (kquota.fleet.workers).
+    work = functools.partial(_plan_in_worker, policy=policy)
+    with LocalWorkers(workers, work, start_method=_START, init=_worker_signals) as pool:
+        pool.submit(clusters)
         plans = {}
         for i, c in enumerate(clusters):
             limit = deadline.current()
             with deadline.waiting_on(f"{_planning(c, i, len(clusters))} in {workers} processes"):
                 try:
-                    plans[c.name] = results.next(limit.remaining() if limit else None)
-                except multiprocessing.TimeoutError:
+                    plans[c.name] = pool.result(i, limit.remaining() if limit else None)
+                except TimeoutError:
                     deadline.check()
                     raise
         return plans
 
 
 def _worker_signals() -> None:
-    """_worker_signals gives a forked worker the default SIGTERM, so the pool's terminate()
-    ends it. A worker inherits the program's Python handler (a program embedding kquota, the
-    test suite's SIGTERM-as-interrupt); an exception it raises inside a finaliser is
-    swallowed, the worker waits on the task queue again, and the pool's join hung (seen in
-    CI). Ctrl-C is the parent's to handle: it terminates the workers."""
+    """_worker_signals: Ctrl-C is the parent's to handle (the terminal sends SIGINT to the
+    whole process group; the parent then stops the workers), and SIGTERM ends a worker, not
+    the handler it inherited (a program embedding kquota, the test suite's
+    SIGTERM-as-interrupt)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
