@@ -124,5 +124,8 @@ class LocalWorkers(Generic[T, R]):
 
     def _dispatch(self) -> None:
         while self._idle and self._next < len(self._items):
-            self._idle.pop().send((self._next, self._items[self._next]))
+            try:
+                self._idle.pop().send((self._next, self._items[self._next]))
+            except OSError:  # its end of the pipe is closed: the process is gone
+                raise KquotaError("a local worker process ended unexpectedly") from None
             self._next += 1
