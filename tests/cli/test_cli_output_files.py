@@ -9,11 +9,13 @@ the umask; a standard output that cannot carry a name gets escapes, not a traceb
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -85,19 +87,28 @@ def test_no_command_writes_over_its_inputs(
     assert {p: p.read_bytes() for p in work.rglob("*") if p.is_file()} == files
 
 
+def _unstamped(saved_plan: Path) -> dict[str, object]:
+    """The saved plan without its creation time, which moves on between two runs."""
+    data = json.loads(saved_plan.read_text())
+    created = datetime.fromisoformat(data.pop("created_at"))
+    assert created.tzinfo is not None and abs(datetime.now(UTC) - created) < timedelta(minutes=5)
+    assert isinstance(data, dict)
+    return data
+
+
 def test_plan_out_replaces_an_earlier_plan_but_nothing_else_without_force(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_kquota(_plan("--out", "p.json"), capsys)[0] == 0
-    first = Path("p.json").read_text()
+    first = _unstamped(Path("p.json"))
     assert run_kquota(_plan("--out", "p.json"), capsys)[0] == 0  # CI: plan after plan
-    assert Path("p.json").read_text() == first
+    assert _unstamped(Path("p.json")) == first
     Path("notes.json").write_text('{"mine": true}\n')
     code, _, err = run_kquota(_plan("--out", "notes.json"), capsys)
     assert code == 1 and "notes.json: already exists; --force replaces it" in err, err
     assert Path("notes.json").read_text() == '{"mine": true}\n'
     assert run_kquota(_plan("--out", "notes.json", "--force"), capsys)[0] == 0
-    assert Path("notes.json").read_text() == first
+    assert _unstamped(Path("notes.json")) == first
 
 
 def test_export_replaces_a_desired_state_file_only_with_force(
