@@ -90,9 +90,9 @@ def test_no_command_writes_over_its_inputs(
 def _unstamped(saved_plan: Path) -> dict[str, object]:
     """The saved plan without its creation time, which moves on between two runs."""
     data = json.loads(saved_plan.read_text())
+    assert isinstance(data, dict)
     created = datetime.fromisoformat(data.pop("created_at"))
     assert created.tzinfo is not None and abs(datetime.now(UTC) - created) < timedelta(minutes=5)
-    assert isinstance(data, dict)
     return data
 
 

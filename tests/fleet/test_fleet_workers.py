@@ -45,7 +45,7 @@ def test_results_come_back_by_index_and_a_workers_error_is_raised_here() -> None
 
 def test_leaving_on_an_error_kills_a_worker_that_is_sending_and_one_still_working() -> None:
     # With multiprocessing's Pool, a worker killed while it sends holds the shared result
-    # queue's lock for ever, and the pool's terminate() hung on it (CI, floors, stop 29).
+    # queue's lock for ever, and the pool's terminate() hung on it (a clean-clone CI run's floors).
     start = time.monotonic()
     with (
         pytest.raises(TimeoutError),
