@@ -249,9 +249,12 @@ def test_a_forged_holders_escapes_and_lines_are_shown_escaped_and_it_can_be_rele
         assert "\x1b" not in out and "\u202e" not in out and "\nwaiting" not in out
 
         # The waiting line of an apply that cannot get the lease shows it the same way.
-        with pytest.raises(deadline.DeadlineExceeded) as caught:
-            with deadline.bounded(3, "test") as limit, apply_lease(_config(broker), limit):
-                pass
+        with (
+            pytest.raises(deadline.DeadlineExceeded) as caught,
+            deadline.bounded(3, "test") as limit,
+            apply_lease(_config(broker), limit),
+        ):
+            pass
         err = capsys.readouterr().err
         assert f"waiting for the apply lease: held by {shown} since " in err, err
         assert "`kquota lease release --force forged-escapes` if that apply is gone" in err

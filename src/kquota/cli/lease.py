@@ -83,8 +83,8 @@ def release(where: TargetingArgs, force_id: str | None, auto_approve: bool) -> N
         return
     if force_id is not None and force_id != holder.owner:
         raise KquotaError(
-            f"--force {safe_text(force_id)}: that claim does not hold the apply lease; it is held by "
-            f"{holder.who} (claim {holder.claim})"
+            f"--force {safe_text(force_id)}: that claim does not hold the apply lease; it is "
+            f"held by {holder.who} (claim {holder.claim})"
         )
     if force_id is None:
         if not is_own(holder):
