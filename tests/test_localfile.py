@@ -73,3 +73,17 @@ def test_a_fifo_given_to_any_command_is_refused_without_hanging(
     assert done.returncode == 1, done.stderr
     assert message.format(f=fifo) in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_replace_file_replaces_a_planted_symlink_instead_of_writing_through_it(
+    tmp_path: Path,
+) -> None:
+    from kquota.localfile import replace_file
+
+    victim, target = tmp_path / "victim", tmp_path / "record.json"
+    victim.write_text("not kquota's\n")
+    target.symlink_to(victim)
+    replace_file(target, b"{}\n")
+    assert victim.read_text() == "not kquota's\n"
+    assert not target.is_symlink() and target.read_bytes() == b"{}\n"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["record.json", "victim"]
