@@ -308,6 +308,10 @@ def _labels(at: str, text: str, start: int) -> tuple[dict[str, str], str]:
                 pos = m.end()
                 if m.group(3) == "}":
                     break
+                rest = text[pos:].lstrip()
+                if rest.startswith("}"):  # a trailing comma, as the JMX exporter writes
+                    pos = len(text) - len(rest) + 1
+                    break
     return labels, text[pos:]
 
 
