@@ -7,10 +7,10 @@ import random
 from decimal import Decimal
 
 import pytest
-from sample_rows import DAY, MINUTE, T0, series
 
 from kquota.usage.profile import SampleError, percentile, percentile_rank, profile
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
+from sample_rows import DAY, MINUTE, T0, series
 
 WEEK = 7 * DAY
 

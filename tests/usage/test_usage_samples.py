@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-from sample_rows import T0, series, write_jsonl, write_parquet
 
 from kquota.usage.rows import FETCH_BYTE_RATE, PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
 from kquota.usage.samples import SampleFileError, SampleFiles
+from sample_rows import T0, series, write_jsonl, write_parquet
 
 GOOD = (
     '{"cluster": "prod", "broker": "1", "user": "alice", "client_id": null, '
@@ -140,15 +140,21 @@ def test_parquet_without_a_column_or_with_a_bad_row(tmp_path: Path) -> None:
         _read(tmp_path / "junk.parquet")
 
 
-SCRAPE = """\
-# HELP kafka_server_quota_byte_rate Produce/Fetch byte rate per principal
-# TYPE kafka_server_quota_byte_rate gauge
-kafka_server_quota_byte_rate{type="Produce",user="alice",client_id="",} 1048576.0 1767225600000
-kafka_server_quota_byte_rate{type="Fetch",user="",client_id="a \\"quoted\\" \\\\ id"} 2.5e3 1767225660000
-kafka_server_quota_throttle_time{type="Produce",user="alice",client_id=""} 0.0
-jvm_memory_bytes_used{area="heap"} 1.2e8
-kafka_server_quota_request_time{broker="7",type="Request",user="alice",client_id="app"} 12.5 1767225600000
-"""
+SCRAPE = "".join(
+    line + "\n"
+    for line in [
+        "# HELP kafka_server_quota_byte_rate Produce/Fetch byte rate per principal",
+        "# TYPE kafka_server_quota_byte_rate gauge",
+        'kafka_server_quota_byte_rate{type="Produce",user="alice",client_id="",} 1048576.0 '
+        "1767225600000",
+        'kafka_server_quota_byte_rate{type="Fetch",user="",client_id="a \\"quoted\\" \\\\ id"} '
+        "2.5e3 1767225660000",
+        'kafka_server_quota_throttle_time{type="Produce",user="alice",client_id=""} 0.0',
+        'jvm_memory_bytes_used{area="heap"} 1.2e8',
+        'kafka_server_quota_request_time{broker="7",type="Request",user="alice",client_id="app"} '
+        "12.5 1767225600000",
+    ]
+)
 
 
 def test_a_scrape_reads_our_metrics_and_passes_over_the_rest(tmp_path: Path) -> None:

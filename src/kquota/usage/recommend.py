@@ -5,8 +5,8 @@ and the options in, :class:`Recommendation` out. Rules (docs/usage.md says them 
 
 - **Per principal and key**, from its per-broker series: the chosen percentile's largest value
   over the brokers (quotas are per broker), times the headroom, never below the largest value
-  it sent on any broker, rounded *up* to two significant digits of a readable unit (``14MiB``,
-  ``1300KiB``; request percentages to two significant digits).
+  it sent on any broker, rounded *up* to a readable value (``14MiB``, ``1.25MiB``; request
+  percentages to two significant digits): :func:`readable`.
 - **Where it goes**: a principal whose quota comes from its own entity (the entity its tags
   name) or that has none gets a value on that entity. A principal that falls back to another
   entity (``<default>``s, mostly) is one of that entity's population: the entity gets the
@@ -179,20 +179,27 @@ class Recommendation:
 
 
 def readable(key: str, value: float) -> float:
-    """readable rounds ``value`` up to two significant digits of a readable unit: bytes in
-    the largest binary unit that leaves at least 10 of it (``13.2MiB`` -> ``14MiB``), other
-    keys as they are (``4.21`` -> ``4.3``)."""
+    """readable rounds ``value`` up to a readable number. Byte rates in the largest binary
+    unit of which there is at least one: from 10 of it, two significant digits (``13.2MiB``
+    -> ``14MiB``, ``157MiB`` -> ``160MiB``), below that quarters (``1.23MiB`` -> ``1.25MiB``),
+    so the value is always a whole number of the next unit down. Other keys: two
+    significant digits (``4.21`` -> ``4.3``)."""
     exact = Fraction(value)
-    unit = 1
-    if key.endswith("_byte_rate"):
-        unit = next((u for u in _BYTE_UNITS if exact / u >= 10), 1)
-    count = exact / unit
-    if count <= 0:
+    if exact <= 0:
         return 0.0
-    digits = math.floor(math.log10(count)) - 1
-    step = Fraction(10) ** digits
-    rounded = math.ceil(count / step) * step * unit
-    return float(rounded) if key.endswith("_byte_rate") else float(Decimal(str(float(rounded))))
+    if key.endswith("_byte_rate"):
+        unit = next((u for u in _BYTE_UNITS if exact >= u), 1)
+        count = exact / unit
+        if count < 10 and unit > 1:
+            return float(math.ceil(count * 4) * Fraction(unit, 4))
+        return float(_two_digits(count) * unit)
+    return float(_two_digits(exact))
+
+
+def _two_digits(count: Fraction) -> Fraction:
+    """_two_digits rounds ``count`` up to two significant digits."""
+    step = Fraction(10) ** (math.floor(math.log10(count)) - 1)
+    return math.ceil(count / step) * step
 
 
 def recommend(
