@@ -80,12 +80,10 @@ def render_usage_text(report: UsageReport) -> str:
             out += ["", principal]
             shown = principal
         r = u.rate
-        source = "" if u.source is None else f" from {display_entity(u.source)}"
         line = (
             f"  broker {display_name(r.broker)} {u.key}: p50 {_amount(u.key, r.at(_P50))}, "
             f"p95 {_amount(u.key, r.at(_P95))}, p99 {_amount(u.key, r.at(_P99))}, max "
-            f"{_amount(u.key, r.max)}; quota {_amount(u.key, u.quota)}{source}, p99 at "
-            f"{_pct(u.utilisation())}; {_throttle(u.throttle)}"
+            f"{_amount(u.key, r.max)}; {_quota(u)}; {_throttle(u.throttle)}"
         )
         out.append(line)
         if u.censored:
@@ -94,6 +92,15 @@ def render_usage_text(report: UsageReport) -> str:
         out += ["", f"{UNMATCHED_TITLE}:"]
         out += [f"  {display_entity(e)}" for e in report.unmatched]
     return "\n".join(out) + "\n"
+
+
+def _quota(u: RateUse) -> str:
+    if u.quota is None or u.source is None:
+        return "no quota (unlimited)"
+    return (
+        f"quota {_amount(u.key, u.quota)} from {display_entity(u.source)}, p99 at "
+        f"{_pct(u.utilisation())}"
+    )
 
 
 def render_usage_markdown(report: UsageReport, budget: int | None = None) -> str:
@@ -212,8 +219,12 @@ def _total(key: str, s: CapacitySum, after: bool) -> str:
 
 
 def _sum_text(s: CapacitySum) -> str:
-    cap = "no capacity declared" if s.capacity is None else f"of {_amount(s.key, s.capacity)}"
-    return f"{s.key}: {_total(s.key, s, False)} -> {_total(s.key, s, True)} {cap}"
+    cap = (
+        "no capacity declared"
+        if s.capacity is None
+        else f"one broker's declared capacity {_amount(s.key, s.capacity)}"
+    )
+    return f"{s.key}: {_total(s.key, s, False)} -> {_total(s.key, s, True)}; {cap}"
 
 
 def render_recommend_markdown(rec: Recommendation, budget: int | None = None) -> str:
