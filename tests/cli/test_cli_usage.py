@@ -9,11 +9,10 @@ import json
 import os
 from pathlib import Path
 
-import gfm
 import pytest
-from cli_runner import run_kquota
-from sample_rows import DAY, series, week, write_jsonl, write_parquet
 
+import gfm
+from cli_runner import run_kquota
 from kquota.desired.loader import load_desired
 from kquota.model import Entity
 from kquota.snapshot.files import dump_snapshot
@@ -24,6 +23,7 @@ from kquota.usage.rows import (
     PRODUCE_THROTTLE_TIME,
     REQUEST_TIME,
 )
+from sample_rows import DAY, series, week, write_jsonl, write_parquet
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("KQUOTA_REGEN_GOLDEN") == "1"
