@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,8 @@ EXPOSITION_SUFFIXES = (".prom", ".txt")
 SUFFIXES = JSONL_SUFFIXES + PARQUET_SUFFIXES + EXPOSITION_SUFFIXES
 FIELDS = ("cluster", "broker", "user", "client_id", "metric", "timestamp_ms", "value")
 _BATCH_ROWS = 65536
+_FIELD_SET = frozenset(FIELDS)
+_MAX_FLOAT = sys.float_info.max
 
 
 class SampleFileError(KquotaError):
@@ -124,6 +127,32 @@ class SampleFiles:
                     mtime_ms = int(os.fstat(f.fileno()).st_mtime * 1000)
                     yield from self._exposition(path, f, mtime_ms)
 
+    def _fast(self, row: object) -> Sample | None:
+        """_fast is the sample of a row as kquota writes it (strings, an int time, a float
+        value, all in range), or None for :meth:`_checked` to take it apart and say why.
+        The one path of millions of rows: type checks by identity, no message built."""
+        if type(row) is not dict or row.keys() != _FIELD_SET:
+            return None
+        cluster, broker, user, client_id = (
+            row["cluster"], row["broker"], row["user"], row["client_id"]
+        )  # fmt: skip
+        metric, ts, value = row["metric"], row["timestamp_ms"], row["value"]
+        if (
+            cluster != self.cluster
+            or type(cluster) is not str
+            or type(broker) is not str
+            or not broker
+            or metric not in METRICS
+            or type(ts) is not int
+            or ts < 0
+            or type(value) is not float
+            or not 0.0 <= value <= _MAX_FLOAT  # NaN compares false
+            or (user is not None and (type(user) is not str or not user))
+            or (client_id is not None and (type(client_id) is not str or not client_id))
+        ):
+            return None
+        return Sample(cluster, broker, user, client_id, metric, ts, value)
+
     def _checked(self, at: str, row: dict[str, Any]) -> Sample:
         cluster = row["cluster"]
         if not isinstance(cluster, str) or not cluster:
@@ -176,11 +205,15 @@ class SampleFiles:
             line += 1
             if not raw.strip():
                 continue
-            at = f"{path}:{line}"
             try:
                 row = orjson.loads(raw)
             except orjson.JSONDecodeError as e:
-                raise SampleFileError(f"{at}: invalid JSON: {e.msg}") from None
+                raise SampleFileError(f"{path}:{line}: invalid JSON: {e.msg}") from None
+            sample = self._fast(row)
+            if sample is not None:
+                yield sample
+                continue
+            at = f"{path}:{line}"
             if not isinstance(row, dict):
                 raise SampleFileError(
                     f"{at}: a JSON {type(row).__name__}; allowed: one sample object a line"
@@ -217,7 +250,8 @@ class SampleFiles:
                 for values in zip(*columns, strict=True):
                     row_no += 1
                     row = dict(zip(FIELDS, values, strict=True))
-                    yield self._checked(f"{path}: row {row_no}", row)
+                    sample = self._fast(row)
+                    yield self._checked(f"{path}: row {row_no}", row) if sample is None else sample
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise SampleFileError(f"{path}: row {row_no + 1}: cannot read: {e}") from None
 
