@@ -2,7 +2,8 @@
 
 Prints (or with ``--format``, renders) the proposals and writes the patch to ``--out``, never
 replacing a file without ``--force``; without ``--out`` the patch follows the text report on
-standard output. Nothing is applied: ``kquota plan QUOTAS/ PATCH`` is the review.
+standard output (in markdown, as a fenced block; in JSON, the ``patch`` field). Nothing is
+applied: ``kquota plan QUOTAS/ PATCH`` is the review.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def command(
         if fmt == "markdown":
             from kquota.render.usage import render_recommend_markdown
 
-            click.echo(render_recommend_markdown(rec), nl=False)
+            click.echo(render_recommend_markdown(rec, None if out else found.text), nl=False)
         else:
             from kquota.render.usage import render_recommend_text
 

@@ -227,8 +227,11 @@ def _sum_text(s: CapacitySum) -> str:
     return f"{s.key}: {_total(s.key, s, False)} -> {_total(s.key, s, True)}; {cap}"
 
 
-def render_recommend_markdown(rec: Recommendation, budget: int | None = None) -> str:
-    """render_recommend_markdown is the recommendation for a pull request."""
+def render_recommend_markdown(
+    rec: Recommendation, patch: str | None = None, budget: int | None = None
+) -> str:
+    """render_recommend_markdown is the recommendation for a pull request; ``patch``, when
+    given, follows it as a fenced YAML block (never cut: it is the thing reviewed)."""
     from kquota.render.markdown import BUDGET
 
     limit = BUDGET if budget is None else budget
@@ -279,4 +282,6 @@ def render_recommend_markdown(rec: Recommendation, budget: int | None = None) ->
         tail += ["", "#### Effective quotas of the observed principals, summed per broker", ""]
         # every word but the key is kquota's own (numbers and units): no escaping needed
         tail += [f"- {md.code(s.key)}: {_sum_text(s).split(': ', 1)[1]}" for s in rec.sums]
+    if patch is not None:
+        tail += ["", "#### Patch", "", md.fenced(patch)]
     return _fit(head, table, rows, tail, limit)

@@ -126,21 +126,13 @@ class Profiles:
     series: tuple[SeriesProfile, ...]
     warnings: tuple[str, ...] = ()
 
-    def throttle_of(self, rate: SeriesProfile) -> SeriesProfile | None:
-        """throttle_of is the throttle-time series beside a rate series, if any."""
-        return self._throttles.get((rate.broker, rate.user, rate.client_id, rate.metric))
-
-    @property
-    def _throttles(self) -> dict[SeriesKey, SeriesProfile]:
-        return {
+    def rates(self) -> list[tuple[SeriesProfile, SeriesProfile | None]]:
+        """rates are the rate series, each with its throttle-time series (None: not read)."""
+        throttles = {
             (s.broker, s.user, s.client_id, THROTTLE_METRICS[s.metric]): s
             for s in self.series
             if s.metric in THROTTLE_METRICS
         }
-
-    def rates(self) -> list[tuple[SeriesProfile, SeriesProfile | None]]:
-        """rates are the rate series, each with its throttle-time series (None: not read)."""
-        throttles = self._throttles
         return [
             (s, throttles.get((s.broker, s.user, s.client_id, s.metric)))
             for s in self.series
@@ -219,7 +211,7 @@ def profile(
                 above_zero=len(values) - _first_after(values, 0.0),
             )
         )
-    out.sort(key=lambda p: (p.user or "", p.client_id or "", p.user is None, p.broker, p.metric))
+    out.sort(key=lambda p: (p.user or "", p.client_id or "", p.broker, p.metric))
     return Profiles(cluster, since_ms, start, end, in_window, read, tuple(out), _skew(series, end))
 
 

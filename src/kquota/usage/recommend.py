@@ -25,7 +25,7 @@ and the options in, :class:`Recommendation` out. Rules (docs/usage.md says them 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -306,7 +306,3 @@ def span_text(ms: int) -> str:
     if seconds or not parts:
         parts.append(f"{seconds}s")
     return " ".join(parts)
-
-
-def changed(proposals: Sequence[Proposal]) -> list[Proposal]:
-    return [p for p in proposals if p.changed]
