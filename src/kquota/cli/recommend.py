@@ -28,6 +28,7 @@ from kquota.usage.recommend import DEFAULT_KEYS, RecommendOptions
 @targeting_options
 @click.option(
     "--percentile",
+    metavar="P",
     default="99",
     show_default=True,
     help="The per-broker percentile of each principal's rate that is sized (nearest-rank).",
@@ -41,12 +42,14 @@ from kquota.usage.recommend import DEFAULT_KEYS, RecommendOptions
 )
 @click.option(
     "--min-window",
+    metavar="WINDOW",
     default="7d",
     show_default=True,
     help="A principal observed for less than this gets no proposal (7d, 12h).",
 )
 @click.option(
     "--keys",
+    metavar="KEY,...",
     default=",".join(DEFAULT_KEYS),
     show_default=True,
     help="The quota keys to size, comma-separated.",

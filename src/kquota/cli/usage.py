@@ -41,6 +41,7 @@ def usage_source_options(f: F) -> F:
     with_source = option_group("source", UsageSource, options)(f)
     return click.option(
         "--since",
+        metavar="WINDOW",
         default="7d",
         show_default=True,
         help="The window: this long back from the newest sample (7d, 12h, 90m).",
