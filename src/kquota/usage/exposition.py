@@ -11,6 +11,8 @@ Label names are Prometheus's spelling of the sensor's tags: ``client_id`` for ``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kquota.usage.rows import (
     FETCH_BYTE_RATE,
     FETCH_THROTTLE_TIME,
@@ -45,6 +47,11 @@ TYPE_LABEL = "type"
 def metric_of(name: str, sensor_type: str | None) -> str | None:
     """metric_of is our metric for an exposition sample, or None when the pair is not one."""
     return EXPOSITION_METRICS.get((name, sensor_type or ""))
+
+
+def tags(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """tags are a sample's (user, client-id) tags from its labels: absent or empty is None."""
+    return labels.get(USER_LABEL) or None, labels.get(CLIENT_ID_LABEL) or None
 
 
 def allowed_types(name: str) -> list[str]:

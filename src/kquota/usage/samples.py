@@ -41,14 +41,7 @@ import orjson
 
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, open_regular
-from kquota.usage.exposition import (
-    CLIENT_ID_LABEL,
-    EXPOSITION_NAMES,
-    TYPE_LABEL,
-    USER_LABEL,
-    allowed_types,
-    metric_of,
-)
+from kquota.usage.exposition import EXPOSITION_NAMES, TYPE_LABEL, allowed_types, metric_of, tags
 from kquota.usage.rows import METRICS, Sample
 
 MAX_SAMPLE_FILE_BYTES = 64 * 1024 * MiB
@@ -297,11 +290,12 @@ class SampleFiles:
                 ts = int(parts[1])
                 if ts < 0:
                     raise SampleFileError(f"{at}: timestamp {ts}: before the epoch")
+            user, client_id = tags(labels)
             row = {
                 "cluster": labels.get("cluster", self.cluster),
                 "broker": labels.get("broker", path.name.removesuffix(path.suffix)),
-                "user": labels.get(USER_LABEL),
-                "client_id": labels.get(CLIENT_ID_LABEL),
+                "user": user,
+                "client_id": client_id,
                 "metric": metric,
                 "timestamp_ms": ts,
                 "value": value,
