@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kquota.usage.exposition import EXPOSITION_METRICS, allowed_types, metric_of, tags
-from kquota.usage.rows import METRICS, THROTTLE_METRICS, quota_key, throttle_metric
+from kquota.usage.rows import METRICS
 
 
 def test_every_metric_has_one_exposition_name() -> None:
@@ -18,9 +18,3 @@ def test_tags_from_labels() -> None:
     assert tags({"user": "alice", "client_id": ""}) == ("alice", None)
     assert tags({"client_id": "app"}) == (None, "app")
 
-
-def test_each_throttle_time_names_its_rate_and_each_rate_its_key() -> None:
-    for throttle, rate in THROTTLE_METRICS.items():
-        assert throttle_metric(rate) == throttle
-        assert quota_key(rate) is not None
-        assert quota_key(throttle) is None

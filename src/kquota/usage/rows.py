@@ -54,14 +54,3 @@ class Sample:
     metric: str
     timestamp_ms: int
     value: float
-
-
-def quota_key(metric: str) -> str | None:
-    """quota_key is the quota key that bounds a rate metric (None: a throttle time)."""
-    return RATE_METRICS.get(metric)
-
-
-def throttle_metric(rate_metric: str) -> str:
-    """throttle_metric is the throttle-time metric that says when ``rate_metric`` was held
-    back: beside it, an observed rate is a floor of the demand, not the demand."""
-    return next(t for t, r in THROTTLE_METRICS.items() if r == rate_metric)
