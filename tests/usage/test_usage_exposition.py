@@ -17,4 +17,3 @@ def test_every_metric_has_one_exposition_name() -> None:
 def test_tags_from_labels() -> None:
     assert tags({"user": "alice", "client_id": ""}) == ("alice", None)
     assert tags({"client_id": "app"}) == (None, "app")
-
