@@ -1,9 +1,10 @@
 """``kquota plan``: what would change, for a reviewer, a pipeline, or a saved plan file.
 
 Exit codes: 0 success; with ``--detailed-exitcode`` 0 = no changes, 2 = changes; 1 = any
-error, including usage errors and a plan stopped by the mass-removal guard or the
-protected-principals guard: that plan is shown in full with the verdict first, and ``--out``
-still saves it for review (apply recomputes the guards and refuses it without the override).
+error, including usage errors and a plan stopped by a guard (mass removal, protected
+principals, capacity, throttling): that plan is shown in full with the verdict first, and
+``--out`` still saves it for review (apply recomputes the guards and refuses it without the
+override).
 """
 
 from __future__ import annotations
@@ -84,6 +85,24 @@ def _use_color() -> bool:
     is_flag=True,
     help="Override the capacity guard (policy.capacity.max_oversubscription).",
 )
+@click.option(
+    "--usage",
+    "usage",
+    metavar="SOURCE",
+    help="Replay observed usage (samples file) against the plan: who would be throttled.",
+)
+@click.option(
+    "--since",
+    default="7d",
+    show_default=True,
+    metavar="DURATION",
+    help="With --usage: how far back the samples go (7d, 24h, 90m).",
+)
+@click.option(
+    "--allow-throttling",
+    is_flag=True,
+    help="Override the throttle guard (policy.usage.max_throttled_fraction).",
+)
 @impact_options
 @protect_options
 @timeout_option("plan")
@@ -100,6 +119,9 @@ def command(
     principals: tuple[str, ...],
     capacity: bool | None,
     allow_oversubscription: bool,
+    usage: str | None,
+    since: str,
+    allow_throttling: bool,
     wanted: ImpactArgs,
     guard: ProtectArgs,
 ) -> None:
@@ -113,6 +135,11 @@ def command(
         refuse_existing(out, force, unless="an earlier saved plan")
     desired = load_desired_quotas(desired_paths)  # local files before the network
     listed = wanted.listed()
+    samples = None
+    if usage is not None:  # a local file is read before the network, as the desired state is
+        from kquota.usage.source import samples_from
+
+        samples = list(samples_from(usage, since, None, target.cluster_name))
     result = make_plan(
         target,
         desired,
@@ -125,6 +152,9 @@ def command(
         allow_protected_change=guard.allow_protected_change,
         capacity=capacity,
         allow_oversubscription=allow_oversubscription,
+        usage=samples,
+        usage_source=usage,
+        allow_throttling=allow_throttling,
     )
     echo_warnings(result.warnings)
     plan = result.plan

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kquota.argcheck import refuse
 from kquota.plan.principal import Principal, unique_principals
 from kquota.usage.rows import Sample
 
@@ -58,6 +59,8 @@ def group(samples: Iterable[Sample]) -> Grouped:
     first: int | None = None
     last: int | None = None
     for s in samples:
+        if not isinstance(s, Sample):  # the library's door: a wrong row fails here, by name
+            raise refuse("usage rows", "kquota.usage.rows.Sample", s)
         rows += 1
         if s.user is None and s.client_id is None:
             unattributed += 1
