@@ -219,7 +219,5 @@ def _markdown_notes(report: ReplayReport) -> list[str]:
             f"- {report.unattributed} samples of clients no quota matched (no user or "
             "client-id tag) are not replayed."
         )
-    for line in report.stopped:
-        verdict = "overridden" if report.throttling_allowed else "stops the plan"
-        out.append(f"- **Throttle guard ({verdict}):** {md.text(line)}")
+    # the guard's lines are in the verdict (stopped) or the warning (overridden) above
     return [*out, ""] if out else []
