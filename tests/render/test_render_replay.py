@@ -31,8 +31,11 @@ def _rows(user: str, values: list[float], metric: str = PRODUCE_BYTE_RATE) -> li
     ]
 
 
+NO_POLICY = Policy()
+
+
 def _plan(
-    state: QuotaState, desired: QuotaState, rows: list[Sample], policy: Policy = Policy()
+    state: QuotaState, desired: QuotaState, rows: list[Sample], policy: Policy = NO_POLICY
 ) -> Plan:
     from kquota.operations.replay import UsageInputs, with_replay
     from kquota.usage.series import group
