@@ -223,6 +223,7 @@ def make_plan(
     check.flag(allow_protected_change, "make_plan: allow_protected_change")
     check.optional_flag(capacity, "make_plan: capacity")
     check.flag(allow_oversubscription, "make_plan: allow_oversubscription")
+    check.optional(usage, Iterable, "make_plan: usage", "an iterable of kquota Sample rows")
     check.optional(usage_source, str, "make_plan: usage_source", "a str")
     check.flag(allow_throttling, "make_plan: allow_throttling")
     state, origin = target.load_state_and_origin()
