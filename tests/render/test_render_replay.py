@@ -193,3 +193,18 @@ def test_json_is_the_report_as_is() -> None:
     data = json.loads(render_json(plan))["throttle_replay"]
     assert data == json.loads(json.dumps(plan.replay.to_data()))
     assert dataclasses.replace(plan, replay=None).to_data().get("throttle_replay") is None
+
+
+def test_durations_read_at_a_glance() -> None:
+    from kquota.render.replay import _span
+
+    assert [
+        _span(ms) for ms in (0, 250.4, 5_500, 90_000, 7_200_000, 3 * 86_400_000 + 3_600_000)
+    ] == [
+        "0ms",
+        "250ms",
+        "6s",
+        "1m 30s",
+        "2h",
+        "3d 1h",
+    ]

@@ -41,9 +41,11 @@ def _when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _span(ms: int) -> str:
-    """_span is a duration for a reader: ``3d 4h``, ``2h 5m``, ``90s``."""
-    s = ms // 1000
+def _span(ms: float) -> str:
+    """_span is a duration for a reader: ``3d 4h``, ``2h 5m``, ``1m 30s``, ``6s``, ``250ms``."""
+    if ms < 1000:
+        return f"{round(ms)}ms"
+    s = round(ms / 1000)
     d, h, m = s // 86_400, s % 86_400 // 3600, s % 3600 // 60
     if d:
         return f"{d}d {h}h" if h else f"{d}d"
@@ -51,7 +53,7 @@ def _span(ms: int) -> str:
         return f"{h}h {m}m" if m else f"{h}h"
     if m:
         return f"{m}m {s % 60}s" if s % 60 else f"{m}m"
-    return f"{s}s" if s or not ms else f"{ms}ms"
+    return f"{s}s"
 
 
 def _quota(key: str, q: ResolvedQuota | None) -> str:
@@ -72,9 +74,7 @@ def _worst(key: str, r: Replayed) -> str:
     )
     if r.brokers > 1:
         where += f" ({a.brokers_throttled} of {r.brokers} brokers throttled)"
-    delay = (
-        "" if a.throttle_time_ms is None else f", throttle time ~{_span(int(a.throttle_time_ms))}"
-    )
+    delay = "" if a.throttle_time_ms is None else f", throttle time ~{_span(a.throttle_time_ms)}"
     return f"{where}; peak {value_with_unit(key, a.peak_over)} over the bound{delay}"
 
 
