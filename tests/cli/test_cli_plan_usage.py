@@ -190,3 +190,9 @@ def test_bad_usage_options_and_settings_are_refused(repo: Path) -> None:
     (repo / "kquota.yaml").write_text(CONFIG.replace("num: 30", "num: 0"))
     code, _, err = run(*BASE)
     assert code == 1 and "clusters.c1.quota_window.num: " in err
+
+
+def test_since_without_usage_is_refused(repo: Path) -> None:
+    code, out, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json", "--since", "1d")
+    assert code == 1 and out == ""
+    assert "--since needs --usage SOURCE" in err

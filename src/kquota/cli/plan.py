@@ -29,6 +29,7 @@ from kquota.cli.options import (
 )
 from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
+from kquota.errors import UsageError
 from kquota.gcpause import collector_paused
 from kquota.operations.plan import make_plan
 from kquota.plan.guard import GuardRefused
@@ -37,6 +38,9 @@ from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
 from kquota.render.verdict import json_plan
 from kquota.target import Target
+
+USAGE_SINCE = "7d"
+"""How far back ``--usage`` samples go without ``--since``."""
 
 colorize = console.by_glyph
 """colorize adds terminal colour to plan text by line glyph (the text itself is unchanged);
@@ -93,10 +97,8 @@ def _use_color() -> bool:
 )
 @click.option(
     "--since",
-    default="7d",
-    show_default=True,
     metavar="DURATION",
-    help="With --usage: how far back the samples go (7d, 24h, 90m).",
+    help="With --usage: how far back the samples go (7d, 24h, 90m; default: 7d).",
 )
 @click.option(
     "--allow-throttling",
@@ -120,12 +122,14 @@ def command(
     capacity: bool | None,
     allow_oversubscription: bool,
     usage: str | None,
-    since: str,
+    since: str | None,
     allow_throttling: bool,
     wanted: ImpactArgs,
     guard: ProtectArgs,
 ) -> None:
     """Show what would change to make the cluster match the desired state in PATHS."""
+    if since is not None and usage is None:
+        raise UsageError("--since needs --usage SOURCE: it says how far back the samples go")
     named = [parse_principal(p, "--principal") for p in principals]
     protect = guard.matches()
     target = where.resolve()
@@ -139,7 +143,7 @@ def command(
     if usage is not None:  # a local file is read before the network, as the desired state is
         from kquota.usage.source import samples_from
 
-        samples = list(samples_from(usage, since, None, target.cluster_name))
+        samples = list(samples_from(usage, since or USAGE_SINCE, None, target.cluster_name))
     result = make_plan(
         target,
         desired,
