@@ -94,8 +94,10 @@ def test_the_replay_is_in_the_text_plan_and_the_guard_stops(repo: Path) -> None:
         and "quota window 30 x 2 s, declared in kquota.yaml (quota_window)):" in out
     )
     assert "  2 observed principal quotas the plan changes: 1 throttled harder, 1 already " in out
-    alice = out.index("  {user=alice} producer_byte_rate: 41943040 (40 MiB/s) -> 1048576")
-    bob = out.index("  {user=bob} producer_byte_rate: 10485760 (10 MiB/s) -> 20971520")
+    alice = out.index(
+        "  {user=alice} producer_byte_rate: 41943040 (40 MiB/s) from {user=alice} -> "
+    )
+    bob = out.index("  {user=bob} producer_byte_rate: 10485760 (10 MiB/s) from {user=bob} -> ")
     assert alice < bob  # harder-throttled first
     assert "demand unknown above the current quota: already throttled on broker 1" in out
     # (2 MiB/s - 1 MiB/s) / 1 MiB/s x the declared 30 x 2 s window

@@ -71,7 +71,10 @@ def test_text_lists_harder_first_and_marks_the_censored() -> None:
         "  2 observed principal quotas the plan changes: 1 throttled harder, 1 already "
         "throttled (demand unknown above the current quota)"
     )
-    assert lines[2].startswith("  {user=b} producer_byte_rate: 10485760 (10 MiB/s) -> 1048576")
+    assert lines[2].startswith(
+        "  {user=b} producer_byte_rate: 10485760 (10 MiB/s) from {user=b} -> 1048576 (1 MiB/s) "
+        "from {user=b}"
+    )
     assert lines[2].endswith("throttled 0.0% -> 50.0%")
     assert lines[3] == (
         "    1m of 2m on broker 1; peak 1048576 (1 MiB/s) over the bound, throttle time ~11s"
@@ -184,6 +187,12 @@ def test_a_change_at_a_default_replays_the_principals_falling_back_to_it() -> No
     assert r.change.principal.user == "other"
     assert r.change.after is not None and r.change.after.source == Entity.of({"user": None})
     assert r.after.fraction == 1.0
+    assert (
+        "  {user=other} producer_byte_rate: unlimited -> 1048576 (1 MiB/s) from {user=<default>}:"
+        in text.render_plan(plan)
+    )
+    md = markdown.render_plan(plan)
+    assert "| unlimited → 1048576 (1 MiB/s) from `{user=<default>}` |" in md
 
 
 def test_json_is_the_report_as_is() -> None:

@@ -57,7 +57,18 @@ def _span(ms: float) -> str:
 
 
 def _quota(key: str, q: ResolvedQuota | None) -> str:
-    return "unlimited" if q is None else value_with_unit(key, q.value)
+    """_quota is the effective quota and the match it comes from, as ``--impact`` shows it."""
+    if q is None:
+        return "unlimited"
+    return f"{value_with_unit(key, q.value)} from {display_entity(q.source)}"
+
+
+def _md_quota(key: str, q: ResolvedQuota | None) -> str:
+    if q is None:
+        return "unlimited"
+    return (
+        f"{md.text(value_with_unit(key, q.value), cell=True)} from {md.entity(q.source, cell=True)}"
+    )
 
 
 def _throttled(e: Exposure) -> str:
@@ -195,7 +206,7 @@ def markdown_lines(report: ReplayReport, b: Budget) -> list[str]:
 
 def _row(r: Replayed) -> str:
     c = r.change
-    before_after = f"{_quota(c.key, c.before)} → {_quota(c.key, c.after)}"
+    before_after = f"{_md_quota(c.key, c.before)} → {_md_quota(c.key, c.after)}"
     throttled = f"{_throttled(r.before)} → **{_throttled(r.after)}**"
     if r.censored:
         throttled += f"<br>{md.text(CENSORED, cell=True)}"
@@ -204,7 +215,7 @@ def _row(r: Replayed) -> str:
     over = "" if not a.peak_over else md.text(value_with_unit(c.key, a.peak_over), cell=True)
     return (
         f"| {md.entity(c.principal.entity(), cell=True)} | `{c.key}` | "
-        f"{md.text(before_after, cell=True)} | {throttled} | {broker} | {over} |"
+        f"{before_after} | {throttled} | {broker} | {over} |"
     )
 
 
