@@ -19,6 +19,7 @@ Example::
           max_removal_fraction: 0.3          # the default
           protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
           capacity: {max_oversubscription: 3.0}   # optional: stop plans past this ratio
+          usage: {max_throttled_fraction: 0.05}   # optional: stop plans throttling past this
           mode: manage                       # the default; observe: apply refuses
           observe: [{user: "legacy-*"}]      # scopes apply may not alter (observe mode)
           ramp: {max_step: 0.5}              # optional: apply --ramp lowers in steps
@@ -26,6 +27,7 @@ Example::
           ingress: 100MiB/s
           egress: 200MiB/s
           disk_write: 150MiB/s               # optional
+        quota_window: {num: 11, size_seconds: 1}  # optional: the brokers' quota window
         platform: strimzi                    # optional: who else writes quotas here
         strimzi_quotas_type: kafka           # the Kafka resource's spec.kafka.quotas.type
         kafka_users: [svc-orders]            # optional: users Strimzi's User Operator owns
@@ -105,6 +107,20 @@ class CapacityPolicyConfig(_Strict):
     max_oversubscription: float = Field(gt=0.0, le=1e9)
 
 
+class UsagePolicyConfig(_Strict):
+    """UsagePolicyConfig is ``policy.usage``: when the throttle replay stops a plan."""
+
+    max_throttled_fraction: float = Field(ge=0.0, le=1.0)
+
+
+class QuotaWindowConfig(_Strict):
+    """QuotaWindowConfig is the brokers' ``quota.window.num`` and
+    ``quota.window.size.seconds``, for the throttle replay where the brokers cannot be asked."""
+
+    num: int = Field(ge=1, le=10_000)
+    size_seconds: int = Field(ge=1, le=86_400)
+
+
 def _byte_rate(v: Any) -> Any:
     # 100MiB/s, 100MiB or a whole number of bytes per second: the desired state's units.
     if isinstance(v, str):
@@ -145,6 +161,7 @@ class PolicyConfig(_Strict):
     max_removal_fraction: float = Field(default=DEFAULT_MAX_REMOVAL_FRACTION, ge=0.0, le=1.0)
     protect: list[dict[str, str]] = Field(default_factory=list)
     capacity: CapacityPolicyConfig | None = None
+    usage: UsagePolicyConfig | None = None
     mode: Literal["manage", "observe"] = "manage"
     observe: list[dict[str, str]] = Field(default_factory=list)
     """ownership scopes in observe mode (matches as in ``scope``): apply refuses to alter them"""
@@ -186,6 +203,9 @@ class PolicyConfig(_Strict):
             max_oversubscription=(
                 None if self.capacity is None else self.capacity.max_oversubscription
             ),
+            max_throttled_fraction=(
+                None if self.usage is None else self.usage.max_throttled_fraction
+            ),
             observe=self.mode == "observe",
             observed=tuple(ScopeMatch.of(m) for m in self.observe),
         )
@@ -199,6 +219,8 @@ class ClusterConfig(_Strict):
     audit_topic: str | None = None
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     capacity: CapacityConfig | None = None
+    quota_window: QuotaWindowConfig | None = None
+    """the brokers' quota window as declared (the replay asks the brokers first)"""
     platform: Literal["kafka", "strimzi"] | None = None
     strimzi_quotas_type: Literal["kafka", "strimzi"] | None = None
     """the ``Kafka`` resource's ``spec.kafka.quotas.type`` (``kafka``: the Cluster Operator

@@ -41,6 +41,11 @@ DESCRIPTIONS: dict[str, str] = {
     "of the managed quota values stops.",
     "protect": "Principals a plan may not throttle harder without --allow-protected-change, "
     'as matches ({user: "svc-*"}, {user: alice, client-id: app}).',
+    "usage": "When the throttle replay stops a plan: max_throttled_fraction, the largest share "
+    "of the observed time plan --usage may newly throttle a principal for "
+    "(--allow-throttling overrides; docs/usage.md).",
+    "quota_window": "The brokers' quota.window.num and quota.window.size.seconds, for plan "
+    "--usage's throttle replay when the brokers cannot be asked (docs/usage.md).",
     "mode": "manage (the default) or observe: plan, drift and export as usual, apply refuses "
     "(for a cluster another tool still writes to).",
     "observe": "Ownership scopes in observe mode (matches as in scope): apply refuses to alter "

@@ -5,7 +5,9 @@ values removed, or an empty desired state that would prune the scope), the
 protected-principals guard (:mod:`kquota.plan.impact`: a protected principal's effective
 quota lowered or newly imposed) and the capacity guard (:mod:`kquota.plan.capacity`, issue
 23: quotas oversubscribing the brokers beyond ``policy.capacity.max_oversubscription``; a
-saved plan it stopped stays stopped, see :mod:`kquota.planfile.reader`). A plan's verdict
+saved plan it stopped stays stopped, see :mod:`kquota.planfile.reader`), and so does the
+throttle guard (issue 30: the throttle replay of observed usage past
+``policy.usage.max_throttled_fraction``). A plan's verdict
 is :attr:`Plan.refusal`; :func:`judge` decides the first two under the policy in force now,
 from the plan alone or, once connected, with the live cluster's managed counts and effective
 quotas; :func:`refuse` raises the one refusal,
@@ -75,6 +77,8 @@ def judge(plan: Plan, policy: Policy, current: QuotaState | None = None) -> Plan
 
 CAPACITY = "capacity guard: "
 """How :attr:`Plan.refusal` starts when the capacity guard stops the plan."""
+THROTTLE = "throttle guard: "
+"""How :attr:`Plan.refusal` starts when the throttle guard (issue 30) stops the plan."""
 
 
 def refuse(plan: Plan, overrides: Overrides = LIBRARY) -> None:
@@ -88,10 +92,25 @@ def refuse(plan: Plan, overrides: Overrides = LIBRARY) -> None:
             f"{refusal}; nothing was applied (review it with kquota plan, save it with "
             "--allow-oversubscription --out PLAN.json, and apply that plan if this is intended)"
         )
+    if refusal is not None and refusal.startswith(THROTTLE):
+        # Nor the throttle guard's (issue 30): apply reads no usage, the plan is made again.
+        raise GuardRefused(
+            f"{refusal}; nothing was applied (review it with kquota plan --usage, save it with "
+            "--allow-throttling --out PLAN.json, and apply that plan if this is intended)"
+        )
     if refusal is not None:
         mass = plan.guard_violation is not None and not plan.mass_removal_allowed
         override = overrides.mass_removal if mass else overrides.protected_change
         raise GuardRefused(f"{refusal}; nothing was applied (pass {override} if this is intended)")
 
 
-__all__ = ["CAPACITY", "FLAGS", "LIBRARY", "GuardRefused", "Overrides", "judge", "refuse"]
+__all__ = [
+    "CAPACITY",
+    "FLAGS",
+    "THROTTLE",
+    "LIBRARY",
+    "GuardRefused",
+    "Overrides",
+    "judge",
+    "refuse",
+]

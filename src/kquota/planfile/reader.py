@@ -83,9 +83,12 @@ _TOP = (
     "lookalikes",  # derived from the alterations for a reader (render/json.py); ignored
     "capacity",  # the capacity report (issue 23), for a reader; its guard's stop is kept
     "controller_notes",  # what other controllers will do (issue 23), for a reader; ignored
+    "throttle_replay",  # the throttle replay (issue 30), for a reader; its guard's stop is kept
 )
 _META = ("created_at", "desired_digest", "kquota_version")
-_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes"})
+_OPTIONAL_TOP = frozenset(
+    {*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes", "throttle_replay"}
+)
 _ALTERATION = ("entity", "change", "ops")
 _OP = ("key", "value", "remove", "before")
 _COUNTS = ("create", "update", "delete", "unchanged", "set_ops", "remove_ops")
@@ -339,6 +342,7 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
     _capacity_verdict(top.get("capacity"), check)
+    _throttle_verdict(top.get("throttle_replay"), check)
     plan = judge(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
         check.guard_trips = True
@@ -363,6 +367,21 @@ def _capacity_verdict(value: object, check: _Checker) -> None:
             "capacity.oversubscription_stops",
             "the capacity guard stopped this plan",
             "a plan made again with kquota plan --allow-oversubscription after review",
+        )
+
+
+def _throttle_verdict(value: object, check: _Checker) -> None:
+    """A saved plan the throttle guard stopped (issue 30) stays stopped, as the capacity
+    guard's does: apply reads no usage, so only a plan made again with
+    ``--allow-throttling`` passes. The rest of the replay is for readers."""
+    if not isinstance(value, Mapping):
+        return
+    stops = value.get("throttling_stops")
+    if stops and not value.get("throttling_allowed"):
+        check.add(
+            "throttle_replay.throttling_stops",
+            "the throttle guard stopped this plan",
+            "a plan made again with kquota plan --usage --allow-throttling after review",
         )
 
 
