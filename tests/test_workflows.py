@@ -325,3 +325,16 @@ def test_every_job_that_runs_actionlint_has_go() -> None:
             workflow,
             job,
         )
+
+
+def test_only_the_newest_job_installs_unpinned_packages() -> None:
+    """Every other install comes from a lock with hashes (scripts/venv-from-lock); newest.yml
+    installs the newest allowed versions on purpose."""
+    for path in sorted(PROJECT_WORKFLOWS.glob("*.yml")):
+        for name, job in _load(path)["jobs"].items():
+            if (path.name, name) == ("newest.yml", "newest"):
+                continue
+            for step in job.get("steps", []):
+                for line in step.get("run", "").splitlines():
+                    if re.search(r"pip3? install|-m pip install", line):
+                        assert "--require-hashes" in line, f"{path.name} {name}: {line.strip()}"
