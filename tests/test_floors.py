@@ -3,9 +3,11 @@ out, and the suite's own check that such a run starts no broker (tests/conftest.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,13 +50,19 @@ def test_offline(tmp_path):
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "t").mkdir(exist_ok=True)
     (tmp_path / "t" / "test_fake.py").write_text(FAKE_BROKER_TEST)
-    return subprocess.run(
-        # The suite's conftest as a plugin, with the project's settings (its pythonpath).
-        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir",
-         str(ROOT), "-p", "conftest", "-p", "no:cacheprovider", "--basetemp",
-         str(tmp_path / "base"), "-q", str(tmp_path / "t" / "test_fake.py"), *args],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+    # The inner run's temporary root lies outside this run's, whose own check (in an offline
+    # run) would otherwise find the fake's file.
+    with tempfile.TemporaryDirectory() as base:
+        return subprocess.run(
+            # The suite's conftest as a plugin, with the project's settings.
+            [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir",
+             str(ROOT), "-p", "conftest", "-p", "no:cacheprovider", "--basetemp",
+             str(Path(base) / "t"), "-q", str(tmp_path / "t" / "test_fake.py"), *args],
+            capture_output=True, text=True, timeout=300, cwd=ROOT,
+            # -p imports before pytest 8.1 applies the pythonpath setting: give it to Python.
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(ROOT / "tests"), str(ROOT / "tests" / "faults")])},
+        )  # fmt: skip
 
 
 def test_an_offline_run_that_starts_a_broker_fails_and_names_where(tmp_path: Path) -> None:
