@@ -79,14 +79,6 @@ def test_the_module_runs_as_a_filter() -> None:
     assert out == "````\nerror: ```\n<!-- x\n````\n"
 
 
-def _outside_code(node: gfm.Node) -> str:
-    """_outside_code is the text a reader sees outside code spans, where GitHub's filters act."""
-    return "".join(
-        c if isinstance(c, str) else ("" if c.tag == "code" else _outside_code(c))
-        for c in node.children
-    )
-
-
 # E-mail addresses are autolinked by GFM itself; @user and @org/team mentions (which notify
 # people) are GitHub's filter on the rendered text, outside code spans, so no backslash stops
 # them. A word holding @ reads as a code span, whatever surrounds it.
@@ -103,7 +95,7 @@ def _outside_code(node: gfm.Node) -> str:
 def test_a_word_with_an_at_sign_is_never_a_link_or_a_mention(prose: str) -> None:
     doc = gfm.parse(md.text(prose))
     assert "a" not in doc.root.tags()
-    assert "@" not in _outside_code(doc.root)
+    assert "@" not in doc.root.outside_code()
     assert " ".join(doc.text().split()) == prose
 
 
@@ -111,4 +103,4 @@ def test_a_word_with_an_at_sign_is_never_a_link_or_a_mention(prose: str) -> None
 @given(TEXTS)
 def test_no_at_sign_of_any_text_is_outside_a_code_span(raw: str) -> None:
     doc = gfm.parse("> " + md.text(raw) if raw.strip() else "x")
-    assert "@" not in _outside_code(doc.root)
+    assert "@" not in doc.root.outside_code()
