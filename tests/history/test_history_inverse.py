@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -188,3 +189,27 @@ def test_combined_applies_go_from_the_first_before_to_the_last_after() -> None:
         ALICE: (AuditOp("producer_byte_rate", 8.0, 2.0, False),),
         BOB: (AuditOp("request_percentage", None, 5.0, False),),
     }
+
+
+def test_events_of_one_plan_id_must_agree_to_be_one_apply() -> None:
+    real = _change("p1", ALICE, AuditOp("producer_byte_rate", 1.0, 2.0, False))
+    echo = _change("p1", ALICE, AuditOp("producer_byte_rate", 1.0, 2.0, False))
+    (ok,) = applies([real, echo])  # a duplicate delivery repeats the event exactly
+    assert ok.problems == ()
+    # A forged record reusing the plan id to claim another before value for the same key.
+    forged = replace(
+        real, ops=(AuditOp("producer_byte_rate", 9.0, 2.0, False),), partition=1, offset=4
+    )
+    (bad,) = applies([real, forged])
+    assert bad.problems == (
+        "{user=alice} producer_byte_rate is recorded twice with different values "
+        "(partition 0 offset 0 and partition 1 offset 4)",
+    )
+    other = replace(real, entity=BOB, cluster="staging", actor="mallory", offset=5)
+    (mixed,) = applies([real, other])
+    assert mixed.problems == (
+        "its events name 2 different clusters: 'local' (partition 0 offset 0), "
+        "'staging' (partition 0 offset 5)",
+        "its events name 2 different actors: 'ci' (partition 0 offset 0), "
+        "'mallory' (partition 0 offset 5)",
+    )

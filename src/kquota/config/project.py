@@ -57,7 +57,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from kquota.config.file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
 from kquota.config.file import find_config as find_config  # re-exported
@@ -229,6 +237,13 @@ class AuditSigningConfig(_Strict):
             raise ValueError("allowed are 1 to 64 ASCII letters, digits, '.', '_', '-'")
         return v
 
+    @model_validator(mode="after")
+    def _signing_key_is_one_of_them(self) -> AuditSigningConfig:
+        if self.key_id not in self.keys:
+            known = ", ".join(sorted(self.keys))
+            raise ValueError(f"key_id {self.key_id!r} is not one of its keys ({known})")
+        return self
+
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         yield "key_id", self.key_id
         yield "keys", dict.fromkeys(self.keys, "***")
@@ -338,12 +353,6 @@ class ClusterConfig(_Strict):
             if problem is not None:
                 raise ConfigError(f"{self._source}: {problem} (from ${{{name}}})")
             keys[key_id] = environ[name].encode()
-        if signing.key_id not in keys:
-            known = ", ".join(sorted(keys))
-            raise ConfigError(
-                f"{self._source}: audit_signing.key_id {signing.key_id!r} is not one of its "
-                f"keys ({known})"
-            )
         return AuditKeys(signing.key_id, keys)
 
     def provenance(self) -> Provenance:
