@@ -235,6 +235,10 @@ def test_forged_records_are_refused_by_revert_and_marked_by_history(repo: Repo) 
         # A whole apply with a nonsense time, and one naming no cluster.
         (_key(f"{p}x"), _event(repo, f"{p}x", "f00df00df00df00d", timestamp="yesterday"), []),
         (_key(f"{p}y"), _event(repo, f"{p}y", "0000000000000000", cluster=None), []),
+        # Too large, nested too deeply, a number too long to be a quota.
+        (b"k", b'{"event_type":"quota.altered","pad":"' + b"x" * 100_000 + b'"}', []),
+        (b"k", b'{"event_type":"quota.altered","x":' + b"[" * 20_000 + b"]" * 20_000 + b"}", []),
+        (_key(f"{p}z"), _event(repo, f"{p}z", "1111111111111111").replace(b"1.0", b"9" * 50), []),
         # Signed with a key kquota.yaml does not hold, under the real key id.
         (_key(f"{p}bo"), beef, wrong_key.headers(json.loads(beef))),
         # Last on the topic: the "removal" of an entity that never existed.
@@ -266,7 +270,10 @@ def test_forged_records_are_refused_by_revert_and_marked_by_history(repo: Repo) 
     assert "[unverified]" in lines[applied] and "[inconsistent:" in lines[applied]
     assert "[DOES NOT VERIFY]" in lines["beefbeefbeefbeef"]
     assert "[unverified]" in lines["deaddeaddeaddead"]
-    assert "2 records claim to be quota.altered events and are not valid:" in out
+    assert "5 records claim to be quota.altered events and are not valid:" in out
+    assert re.search(r"offset \d+: 1000\d\d bytes; an audit event is at most 65536", out)
+    assert re.search(r"offset \d+: nested too deeply", out)
+    assert re.search(r"offset \d+: a number with 50 digits \(at most 32\)", out)
     assert re.search(r"offset \d+: timestamp 'yesterday': not an ISO 8601 time", out)
     assert re.search(r"offset \d+: cluster: required", out)
     assert "Traceback" not in out + err

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kquota.audit import AuditOp
 from kquota.audit_keys import Verdict
-from kquota.display import safe_text
+from kquota.display import cut, safe_text
 from kquota.history.trail import RecordedChange
 from kquota.model import Entity, display_entity
 
@@ -144,15 +144,16 @@ def disagreements(events: Sequence[RecordedChange]) -> list[str]:
         for op in event.ops:
             seen = recorded.setdefault((event.entity, op.key), (op, event))
             if seen[0] != op:
+                shown = cut(display_entity(event.entity), 120)
                 found.append(
-                    f"{display_entity(event.entity)} {op.key} is recorded twice with different "
-                    f"values ({seen[1].where} and {event.where})"
+                    f"{shown} {op.key} is recorded twice with different values "
+                    f"({seen[1].where} and {event.where})"
                 )
     return found
 
 
 def _quoted(value: str | None) -> str:
-    return "none" if value is None else "'" + safe_text(value[:64]) + "'"
+    return "none" if value is None else "'" + cut(safe_text(value), 64) + "'"
 
 
 def _reverted(changes: tuple[EntityChange, ...], earlier: Sequence[AppliedPlan]) -> str | None:

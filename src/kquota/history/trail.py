@@ -54,6 +54,9 @@ MAX_TEXT = 256
 """The longest actor, cluster or commit an event may carry."""
 
 MAX_PLAN_ID = 64
+
+PREFETCH_KIB = 8 * 1024
+"""How much of the topic the reader fetches ahead of what it has parsed, in KiB."""
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -303,6 +306,9 @@ def read_trail(
         budget = max(0.0, outer.remaining())
     ends = time.monotonic() + budget
     config, scrub = consumer_config(client_properties, _log)
+    # The reader keeps parsed events only; librdkafka's prefetch is what holds raw records,
+    # so it is bounded too (its default is 64 MiB).
+    config["queued.max.messages.kbytes"] = str(PREFETCH_KIB)
     try:
         consumer = Consumer(config)
     except KafkaException as e:
@@ -406,7 +412,7 @@ def _consume(
     consumer.assign(assigned)
     pending = dict(last)
     while pending:
-        for msg in consumer.consume(num_messages=500, timeout=min(1.0, left())):
+        for msg in consumer.consume(num_messages=100, timeout=min(1.0, left())):
             if msg.error() is not None:
                 continue  # partition EOF and transient errors: the watermark decides the end
             p, offset = msg.partition(), msg.offset()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kquota.audit_keys import Verdict
+from kquota.display import cut
 from kquota.errors import KquotaError
 from kquota.history.applies import AppliedPlan, applies, combined, entity_history, find_apply
 from kquota.history.inverse import Conflict, inverse_plan
@@ -79,7 +80,7 @@ def _signature_problem(event: RecordedChange) -> str:
         Verdict.UNKNOWN_KEY: f"signed with key id {key!r}, which audit_signing does not hold",
         Verdict.BAD_SIGNATURE: "its signature does not verify (forged or altered)",
     }[event.verdict]
-    return f"{event.where}: {display_entity(event.entity)}: {why}"
+    return f"{event.where}: {cut(display_entity(event.entity), 120)}: {why}"
 
 
 def check_trusted(source: AppliedPlan, *, signed: bool, allow_unsigned: bool) -> None:

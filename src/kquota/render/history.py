@@ -11,6 +11,7 @@ from typing import Any
 
 from kquota.audit import AuditOp
 from kquota.audit_keys import Verdict
+from kquota.display import cut
 from kquota.history.applies import AppliedPlan
 from kquota.history.results import History, RevertResult
 from kquota.render import md_escape as md
@@ -31,9 +32,7 @@ def _short(commit: str | None) -> str:
 
 def _cut(text: str | None, limit: int = 40) -> str:
     """_cut is a field from the trail, shown safely and no longer than ``limit``."""
-    if not text:
-        return "-"
-    return safe_text(text if len(text) <= limit else text[: limit - 1] + "…")
+    return cut(safe_text(text), limit) if text else "-"
 
 
 def _trust(verdicts: list[Verdict]) -> str:
