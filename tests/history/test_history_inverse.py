@@ -95,9 +95,12 @@ def test_parse_change_names_what_is_wrong_with_a_bad_event(value: bytes, reason:
     assert str(bad).startswith("partition 2 offset 9: ")
 
 
-def test_parse_change_checks_the_record_key_against_the_entity() -> None:
-    good = parse_change(_value(), 0, 0, key=b'{"user":"alice"}')
+def test_parse_change_checks_the_record_key_and_headers_against_the_value() -> None:
+    good = parse_change(_value(), 0, 0, key=b'{"user":"alice"}', headers=[("plan-id", b"p1")])
     assert isinstance(good, RecordedChange)
+    relabelled = parse_change(_value(), 0, 0, headers=[("plan-id", b"p2")])
+    assert isinstance(relabelled, BadRecord)
+    assert relabelled.reason == "its plan-id header is not the plan_id of its value"
     bad = parse_change(_value(), 0, 0, key=b'{"user":"bob"}')
     assert isinstance(bad, BadRecord) and "record key is not its entity's" in bad.reason
 

@@ -161,6 +161,9 @@ def parse_change(
         if not isinstance(data, Mapping) or data.get("event_type") != ALTERED:
             return None
         change = _change(data, partition, offset, key)
+        labelled = [v for name, v in headers if name == "plan-id"]
+        if labelled and labelled != [(change.plan_id or "").encode()]:
+            raise _Invalid("its plan-id header is not the plan_id of its value")
     except _Invalid as e:
         return BadRecord(partition, offset, str(e))
     if keys is None:
