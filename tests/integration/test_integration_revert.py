@@ -154,9 +154,21 @@ def test_revert_refuses_after_an_out_of_band_change_unless_forced(repo: Repo) ->
     code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--out", "r.json")
     assert code == 0, out + err
     assert "warning: --force: 1 keys changed since the apply" in out
-    # Undoing an apply that created everything removes everything: the guard says so, and
-    # the operator overrides it on apply, as for any plan.
-    assert "mass-removal guard" in out
+    # Undoing an apply that created everything removes everything: the guard says so, in
+    # the words of a revert, and the operator overrides it on apply, as for any plan.
+    assert f"this revert of apply {applied} is stopped by a guard: mass-removal guard" in out
+    # JSON and markdown on stdout say it is a revert too, with the keys --force let through.
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--format", "json")
+    assert code == 0, out + err
+    data = json.loads(out)["revert"]
+    assert data["plan_id"] == applied and data["refusal"].startswith("mass-removal guard")
+    assert data["forced"] == [
+        {"entity": {"user": f"{p}bo"}, "key": "producer_byte_rate", "wrote": 200.0, "now": 300.0}
+    ]
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--format", "markdown")
+    assert code == 0, out + err
+    assert out.startswith(f"**Revert of apply `{applied}`**")
+    assert f"`{{user={p}bo}}`: `producer_byte_rate` was set to 200 by the apply, now 300" in out
     code, out, err = repo.kquota("apply", "r.json", "--cluster", "local", "--auto-approve")
     assert code == 1 and "--allow-mass-removal" in err
     code, out, err = repo.kquota(
