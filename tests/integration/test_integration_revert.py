@@ -310,6 +310,10 @@ def test_an_unsigned_trail_needs_allow_unsigned_and_says_so_on_every_revert(
     assert code == 1 and warning in err
     assert f"not reverting apply {applied}: its 1 events cannot be verified" in err
     assert "pass --allow-unsigned" in err
+    code, out, err = repo.kquota("history")
+    assert code == 0, out + err
+    assert f"{applied}  " in out and "[unverified]" in out
+    assert "(no audit signing key is configured (audit_signing in kquota.yaml)" in out
 
     code, out, err = repo.kquota("revert", "--last", "--allow-unsigned", "--format", "json")
     assert code == 0, out + err
