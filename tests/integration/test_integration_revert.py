@@ -128,6 +128,12 @@ def test_revert_restores_every_before_value_and_history_lists_both(repo: Repo) -
     # Reverting again has nothing left to do.
     code, out, err = repo.kquota("revert", "--plan-id", applied)
     assert code == 1 and "kim" in err and "changed since" in err  # the revert moved them
+    # Forced, it has nothing to do; in JSON, stdout still says which apply it reverts.
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--format", "json")
+    assert code == 0, out + err
+    assert "nothing to revert: the cluster already holds every before value" in err
+    data = json.loads(out)
+    assert data["revert"]["plan_id"] == applied and data["alterations"] == []
 
 
 def test_revert_refuses_after_an_out_of_band_change_unless_forced(repo: Repo) -> None:
@@ -194,7 +200,8 @@ def _produce(repo: Repo, *records: tuple[bytes, bytes, list[tuple[str, bytes]]])
 
     producer = Producer({"bootstrap.servers": repo.bootstrap})
     for key, value, headers in records:
-        producer.produce(repo.topic or "", key=key, value=value, headers=headers)
+        wide: list[tuple[str, str | bytes | None]] = list(headers)
+        producer.produce(repo.topic or "", key=key, value=value, headers=wide)
     assert producer.flush(30) == 0
 
 

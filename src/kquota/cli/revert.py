@@ -96,7 +96,12 @@ def command(
     click.echo(revert_heading(result), nl=False, err=fmt != "text")
     plan = result.plan
     if plan.empty:
-        click.echo("nothing to revert: the cluster already holds every before value")
+        # JSON and markdown still say, on stdout, which apply this empty revert is of.
+        click.echo(
+            "nothing to revert: the cluster already holds every before value", err=fmt != "text"
+        )
+        if fmt != "text":
+            click.echo(_render(result, fmt), nl=False)
         return
     click.echo(_render(result, fmt), nl=False)
     if out is not None:
