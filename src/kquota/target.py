@@ -36,6 +36,7 @@ from kquota.model import QuotaState
 from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
+    from kquota.audit_keys import AuditKeys
     from kquota.config.project import ClusterConfig, ProjectConfig
     from kquota.kafka.admin import WireAdmin
     from kquota.kafka.config import ClientConfig
@@ -200,6 +201,11 @@ class Target:
     def audit_topic(self) -> str | None:
         """audit_topic is the configured cluster's audit topic, if any."""
         return self.cluster.audit_topic if self.cluster is not None else None
+
+    def audit_keys(self) -> AuditKeys | None:
+        """audit_keys are the configured cluster's audit signing keys (None: none configured,
+        or no kquota.yaml cluster); read from the environment when first asked for."""
+        return self.cluster.audit_keys() if self.cluster is not None else None
 
     def policy(
         self,

@@ -325,6 +325,9 @@ def test_apply_publishes_confirmed_audit_events(repo: Repo) -> None:
     assert value["ops"] == [
         {"key": "producer_byte_rate", "before": None, "after": 64.0, "remove": False}
     ]
+    # The cluster id revert checks the target by (issue 33): the live cluster's own.
+    with WireAdmin(repo.broker.bootstrap_servers) as admin:
+        assert value["cluster_id"] == admin.cluster_id()
     headers = dict(msg.headers())
     assert headers["event-type"] == b"quota.altered"
     assert headers["content-type"] == b"application/json"

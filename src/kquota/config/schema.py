@@ -32,6 +32,9 @@ DESCRIPTIONS: dict[str, str] = {
     "in ${VAR}s, never in the file.",
     "desired": "Desired-state files or folders, relative to this file.",
     "audit_topic": "An existing topic apply publishes one audit event per committed entity to.",
+    "audit_signing": "The keys audit events are signed (HMAC-SHA256) and verified with: key_id "
+    "signs new events, keys maps each key id to a ${VAR} holding a key of at least 32 bytes; "
+    "revert refuses events that do not verify (docs/rollout.md).",
     "policy": "What this repository owns on the cluster, and how much a plan may remove.",
     "scope": 'Ownership: "all", or matches such as {user: "team-*"} (* matches any run of '
     "characters; <default> the default entity).",

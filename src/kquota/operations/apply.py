@@ -70,7 +70,9 @@ def check_audit_topic(publisher: AuditPublisher) -> None:
         raise AuditError(f"{e}; nothing was committed") from None
 
 
-def publish_audit(publisher: AuditPublisher, plan: Plan, report: ApplyReport) -> AuditOutcome:
+def publish_audit(
+    publisher: AuditPublisher, plan: Plan, report: ApplyReport, cluster_id: str | None = None
+) -> AuditOutcome:
     """publish_audit publishes one event per committed entity and confirms them all.
 
     The changes are in the cluster whatever happens here, so a failure is an outcome of its
@@ -84,7 +86,12 @@ def publish_audit(publisher: AuditPublisher, plan: Plan, report: ApplyReport) ->
         with progress.phase("audit", total=len(report.committed), unit="events"), publisher:
             publisher.publish(
                 AuditEvent.from_alteration(
-                    a, plan_id=pid, cluster=plan.cluster, git_commit=commit, actor=who
+                    a,
+                    plan_id=pid,
+                    cluster=plan.cluster,
+                    git_commit=commit,
+                    actor=who,
+                    cluster_id=cluster_id or plan.cluster_id,
                 )
                 for a in report.committed
             )
@@ -309,7 +316,9 @@ def run_apply(
         from kquota.audit import AuditPublisher
 
         # A bad configuration fails here, before any connection.
-        publisher = opened = AuditPublisher(run.audit_topic, offline.props)
+        publisher = opened = AuditPublisher(
+            run.audit_topic, offline.props, signer=request.target.audit_keys()
+        )
     try:
         return _commit(request, offline, view, publisher)
     finally:
@@ -452,7 +461,7 @@ def _commit(
     view.committed(plan, report)
     audit = None
     if publisher is not None and report.committed:
-        audit = publish_audit(publisher, plan, report)
+        audit = publish_audit(publisher, plan, report, cluster_id)
     return ApplyResult(plan, report, audit)
 
 
