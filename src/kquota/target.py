@@ -124,10 +124,8 @@ class Target:
             if found and name not in found:
                 raise UsageError(_other_cluster(name, found, config.path))
             return dataclasses.replace(target, cluster=config.clusters[name], found_by_servers=True)
-        return dataclasses.replace(
-            _by_servers(target, config, servers, "Target.live: bootstrap.servers"),
-            cluster_name=name or target.cluster_name,
-        )
+        found_target = _by_servers(target, config, servers, "Target.live: bootstrap.servers")
+        return dataclasses.replace(found_target, cluster_name=name or found_target.cluster_name)
 
     @classmethod
     def of_snapshot(
