@@ -388,11 +388,15 @@ def matching(config: ProjectConfig, servers: str) -> list[str]:
 def _by_servers(target: Target, config: ProjectConfig, servers: str, given: str) -> Target:
     """_by_servers: ``target`` as the cluster of kquota.yaml its servers are, if one."""
     from kquota.display import safe_text
+    from kquota.kafka.config import redact_address
 
+    if not same_servers(servers):
+        return target  # not addresses at all: the client configuration says what is wrong
+    shown = safe_text(",".join(redact_address(s.strip()) for s in servers.split(",")))
     found = matching(config, servers)
     if len(found) > 1:
         raise UsageError(
-            f"{given} {safe_text(servers)!r} is the bootstrap servers of clusters "
+            f"{given} {shown!r} is the bootstrap servers of clusters "
             f"{' and '.join(found)} in {config.path}: whose policy applies would be a guess; "
             "name one with --cluster NAME (or Target.live(name=...))"
         )
@@ -400,7 +404,7 @@ def _by_servers(target: Target, config: ProjectConfig, servers: str, given: str)
         names = ", ".join(sorted(config.clusters)) or "none"
         return dataclasses.replace(
             target,
-            unmatched=f"{given} {safe_text(servers)!r} is none of the clusters of {config.path}"
+            unmatched=f"{given} {shown!r} is none of the clusters of {config.path}"
             f" ({names}): planned under the default policy, not a configured one",
         )
     name = found[0]
