@@ -117,14 +117,18 @@ def test_a_saved_plan_without_its_capacity_key_meets_the_capacity_guard(
     code, out, err = repo.kquota(*plan, "--out", "plan.json")
     assert code == 0, out + err
     doc = json.loads((tmp_path / "plan.json").read_text())
+    assert doc["capacity"]["oversubscription_allowed"] is True  # the plan's own claim
     del doc["capacity"]
+    (tmp_path / "doctored.json").write_text(json.dumps(doc))
+    for saved in ("plan.json", "doctored.json"):
+        apply = ("apply", saved, "--auto-approve", *guard)
+        for where in (("--cluster", "local"), ("--bootstrap-server", repo.bootstrap)):
+            code, out, err = repo.kquota(*apply, *where)
+            assert code == 1, out + err
+            assert refusal in err
+            assert "nothing was applied (pass --allow-oversubscription if this is intended)" in err
     (tmp_path / "plan.json").write_text(json.dumps(doc))
     apply = ("apply", "plan.json", "--auto-approve", *guard)
-    for where in (("--cluster", "local"), ("--bootstrap-server", repo.bootstrap)):
-        code, out, err = repo.kquota(*apply, *where)
-        assert code == 1, out + err
-        assert refusal in err
-        assert "nothing was applied (pass --allow-oversubscription if this is intended)" in err
     assert repo.quota("big") == {}
     code, out, err = repo.kquota("show", "plan.json")
     assert code == 0, err
