@@ -78,9 +78,10 @@ class Target:
     named_servers: Mapping[str, str] = field(default_factory=dict, repr=False)
     """The bootstrap servers of each cluster of kquota.yaml, by name (read with it, once): a
     saved plan may record the cluster by either."""
-    found_by_servers: bool = False
-    """The cluster was found by its bootstrap servers, not named: its policy applies, its
-    client properties do not (the operator's flags or the program's properties connect)."""
+    policy_only: bool = False
+    """The cluster was found by its bootstrap servers (or a program's name for it), not named
+    with ``--cluster``: its policy applies, its client properties do not (the operator's flags
+    or the program's properties say how to connect)."""
     unmatched: str | None = None
     """What to warn when a kquota.yaml is present but the servers are none of its clusters."""
 
@@ -123,7 +124,7 @@ class Target:
             found = matching(config, servers)
             if found and name not in found:
                 raise UsageError(_other_cluster(name, found, config.path))
-            return dataclasses.replace(target, cluster=config.clusters[name], found_by_servers=True)
+            return dataclasses.replace(target, cluster=config.clusters[name], policy_only=True)
         found_target = _by_servers(target, config, servers, "Target.live: bootstrap.servers")
         return dataclasses.replace(found_target, cluster_name=name or found_target.cluster_name)
 
@@ -290,7 +291,7 @@ class Target:
 
         props: dict[str, str] = dict(self.properties)
         provenance = Provenance()
-        if self.cluster is not None and not self.found_by_servers:
+        if self.cluster is not None and not self.policy_only:
             from_cluster = self.cluster.client_properties()
             props.update(from_cluster)
             provenance = provenance.merged(self.cluster.provenance(), from_cluster)
@@ -409,7 +410,7 @@ def _by_servers(target: Target, config: ProjectConfig, servers: str, given: str)
         )
     name = found[0]
     return dataclasses.replace(
-        target, cluster_name=name, cluster=config.clusters[name], found_by_servers=True
+        target, cluster_name=name, cluster=config.clusters[name], policy_only=True
     )
 
 
