@@ -406,7 +406,7 @@ def _by_servers(target: Target, config: ProjectConfig, servers: str, given: str)
         return dataclasses.replace(
             target,
             unmatched=f"{given} {shown!r} is none of the clusters of {config.path}"
-            f" ({names}): planned under the default policy, not a configured one",
+            f" ({names}): the default policy applies, not a configured cluster's",
         )
     name = found[0]
     return dataclasses.replace(

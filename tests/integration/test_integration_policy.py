@@ -88,8 +88,8 @@ def test_servers_of_no_configured_cluster_are_warned_of_and_json_stays_json(
     warned = [line for line in err.splitlines() if line.startswith("warning: ")]
     assert warned == [
         f"warning: --bootstrap-server '{repo.bootstrap}' is none of the clusters of "
-        f"{tmp_path / 'kquota.yaml'} (prod): planned under the default policy, not a "
-        "configured one"
+        f"{tmp_path / 'kquota.yaml'} (prod): the default policy applies, not a configured "
+        "cluster's"
     ]
 
 
