@@ -398,11 +398,11 @@ def _by_servers(target: Target, config: ProjectConfig, servers: str, given: str)
     if len(found) > 1:
         raise UsageError(
             f"{given} {shown!r} is the bootstrap servers of clusters "
-            f"{' and '.join(found)} in {config.path}: whose policy applies would be a guess; "
-            "name one with --cluster NAME (or Target.live(name=...))"
+            f"{' and '.join(map(safe_text, found))} in {config.path}: whose policy applies "
+            "would be a guess; name one with --cluster NAME (or Target.live(name=...))"
         )
     if not found:
-        names = ", ".join(sorted(config.clusters)) or "none"
+        names = ", ".join(map(safe_text, sorted(config.clusters))) or "none"
         return dataclasses.replace(
             target,
             unmatched=f"{given} {shown!r} is none of the clusters of {config.path}"
@@ -415,10 +415,12 @@ def _by_servers(target: Target, config: ProjectConfig, servers: str, given: str)
 
 
 def _other_cluster(name: str, found: list[str], path: Path) -> str:
+    from kquota.display import safe_text
+
     return (
-        f"--cluster {name}: the bootstrap servers given are those of cluster "
-        f"{' and '.join(found)} in {path}, not {name}'s: one cluster, one policy; name the "
-        "cluster the servers are"
+        f"--cluster {safe_text(name)}: the bootstrap servers given are those of cluster "
+        f"{' and '.join(map(safe_text, found))} in {path}, not {safe_text(name)}'s: one "
+        "cluster, one policy; name the cluster the servers are"
     )
 
 
