@@ -341,7 +341,8 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     )
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
-    _capacity_verdict(top.get("capacity"), check)
+    if not policy.allow_oversubscription:
+        _capacity_verdict(top.get("capacity"), check)
     _throttle_verdict(top.get("throttle_replay"), check)
     plan = judge(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
@@ -356,9 +357,11 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
 
 
 def _capacity_verdict(value: object, check: _Checker) -> None:
-    """A saved plan the capacity guard stopped (issue 23) stays stopped: apply does not read
-    the brokers' capacity again, so the plan's own verdict is kept; only a plan made again
-    with ``--allow-oversubscription`` passes. The rest of the report is for readers."""
+    """A saved plan the capacity guard stopped (issue 23) stays stopped, whatever apply then
+    counts again from the cluster's facts (a stop in the file refuses, its absence allows
+    nothing: apply recomputes the guard, :mod:`kquota.operations.apply`); only the
+    operator's ``--allow-oversubscription`` passes it. The rest of the report is for
+    readers."""
     if not isinstance(value, Mapping):
         return
     stops = value.get("oversubscription_stops")
@@ -366,7 +369,8 @@ def _capacity_verdict(value: object, check: _Checker) -> None:
         check.add(
             "capacity.oversubscription_stops",
             "the capacity guard stopped this plan",
-            "a plan made again with kquota plan --allow-oversubscription after review",
+            "a plan within max_oversubscription, or apply with --allow-oversubscription after"
+            " review (the plan file cannot allow it)",
         )
 
 
