@@ -15,6 +15,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 MiB = 1024 * 1024
 
@@ -74,6 +75,39 @@ def read_regular(path: Path, *, limit: int, larger: str) -> bytes:
             f"files up to {mib}: {larger}",
         )
     return data
+
+
+def open_regular(path: Path, *, limit: int, larger: str) -> BinaryIO:
+    """open_regular opens one regular file of at most ``limit`` bytes to be read as a stream
+    (a file too large to hold, read a line at a time), or raises :class:`UnreadableFile`
+    with :func:`read_regular`'s words; the caller closes it."""
+    try:
+        kind = not_regular(os.stat(path).st_mode)
+        if kind is not None:
+            raise UnreadableFile(f"not read: it is {kind}")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise UnreadableFile(os_problem(e)) from None
+    f = os.fdopen(fd, "rb")
+    try:
+        st = os.fstat(fd)
+        kind = not_regular(st.st_mode)
+        if kind is not None:
+            raise UnreadableFile(f"not read: it is {kind}")
+    except OSError as e:
+        f.close()
+        raise UnreadableFile(os_problem(e)) from None
+    except UnreadableFile:
+        f.close()
+        raise
+    if st.st_size > limit:
+        f.close()
+        mib = f"{limit / MiB:g} MiB"
+        raise UnreadableFile(
+            f"file too large ({st.st_size} bytes; the limit is {limit} bytes, {mib})",
+            f"files up to {mib}: {larger}",
+        )
+    return f
 
 
 def read_text(path: Path, *, limit: int, larger: str) -> str:

@@ -70,6 +70,40 @@ def test_show_uses_the_recorded_clusters_policy(
     assert code == 1 and "outside the cluster's ownership scope" in err
 
 
+def test_show_gives_the_observe_mode_refusal_of_a_plan_recorded_by_its_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads(GOOD.read_text())
+    doc["cluster"] = "LocalHost:1, localhost:1"  # the servers kquota.yaml has, spelled otherwise
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(doc))
+    config = "clusters:\n  local:\n    kafka: {bootstrap.servers: 'localhost:1'}\n"
+    (tmp_path / "kquota.yaml").write_text(config + "    policy: {mode: observe}\n")
+    code, out, err = run_kquota(["show", str(plan), "--format", "json"], capsys)
+    assert code == 0
+    json.loads(out)  # standard output stays the plan
+    assert (
+        f"warning: {plan}: cluster LocalHost:1, localhost:1 is in observe mode (policy.mode: "
+        "observe in kquota.yaml): plan, drift and export work as usual, apply does not write; "
+        "set policy.mode: manage to apply; apply will refuse this plan\n"
+    ) in err
+    (tmp_path / "kquota.yaml").write_text(
+        config
+        + "    policy: {observe: [{user: alice}], protect: [{user: 'svc-*'}], "
+        "capacity: {max_observe: 1}}\n".replace("max_observe", "max_oversubscription")
+    )
+    code, out, err = run_kquota(["show", str(plan)], capsys)
+    assert code == 0, err
+    assert "the plan alters 1 entities in an observed scope" in err
+    assert "{user=alice}" in err and "apply will refuse this plan" in err
+    assert (
+        f"note: {plan}: apply resolves the protected principals (user=svc-*) on the live "
+        "cluster; its verdict is not in the file\n"
+    ) in err
+    assert "apply counts the capacity guard (max_oversubscription=1) from the live brokers'" in err
+
+
 HOSTILE = sorted(
     p
     for p in CORPUS.glob("*.json")

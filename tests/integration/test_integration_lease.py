@@ -7,10 +7,13 @@ that is SIGKILLed. Every wait polls under a bound derived from the lease's own t
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import re
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,8 +24,17 @@ import pytest
 
 from cli_runner import run_kquota
 from kquota import deadline
-from kquota.apply.lease import RENEW_EVERY, TERM, HeldLease, LeaseLost, apply_lease
-from kquota.apply.lease_admin import lease_state
+from kquota.apply.lease import (
+    LEASE_TOPIC,
+    RENEW_EVERY,
+    TERM,
+    TOPIC_CONFIG,
+    HeldLease,
+    LeaseLost,
+    apply_lease,
+)
+from kquota.apply.lease_admin import lease_state, release_claim
+from kquota.apply.lease_log import LeaseLog
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.librdkafka import producer_config
 
@@ -179,12 +191,89 @@ def test_a_killed_holders_claim_lapses_within_one_term_and_a_waiter_says_how_to_
     print(f"a SIGKILLed holder's claim lapsed {took:.1f} s after the kill (term {TERM:g} s)")
 
 
+def _claim_as(broker: BrokerInfo, claim: str, **info: object) -> None:
+    """_claim_as writes a claim record as another apply would (``info``: its user, host and
+    pid), for a holder this test cannot be: an apply on another machine."""
+    log = LeaseLog(_config(broker), LEASE_TOPIC)
+    try:
+        log.ensure_topic(60, TOPIC_CONFIG)
+        # Long enough that it cannot lapse while the test runs; the test frees it.
+        value = {"ttl_ms": 600_000, **info}
+        log.append(claim, json.dumps(value).encode(), 60)
+    finally:
+        log.close()
+
+
+def _user() -> str:
+    return getpass.getuser()
+
+
+def test_a_claim_from_another_host_is_never_released_as_ones_own(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Same user, another host: the pid in the claim is not a process of this machine, so
+    neither its being alive here nor its being gone here says anything. Without --force
+    release refuses it as another's claim, and --force frees it."""
+    broker = lease_free
+    addr = ["--bootstrap-server", broker.bootstrap_servers]
+    claim = secrets.token_hex(8)
+    host = f"not-{socket.gethostname()}"
+    # A pid that runs here (this process): a host check that only looked at the pid would
+    # call the claim alive and own.
+    _claim_as(broker, claim, user=_user(), host=host, pid=os.getpid())
+    try:
+        code, out, err = run_kquota(["lease", "release", "--auto-approve", *addr], capsys)
+        assert code == 1, out + err
+        assert (
+            f"error: the apply lease is held by {_user()}@{host} pid {os.getpid()} (claim "
+            f"{claim}), not by you: if that apply is gone, release it with --force {claim}"
+        ) in err
+        assert f"holder: {_user()}@{host} pid {os.getpid()}" in _status(broker, capsys)
+        code, out, err = run_kquota(
+            ["lease", "release", "--force", claim, "--auto-approve", *addr], capsys
+        )
+        assert code == 0, out + err
+        assert f"released the apply lease held by {_user()}@{host} pid {os.getpid()}" in out
+        assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")
+    finally:
+        _free(broker, claim)
+
+
+def test_ones_own_claim_whose_process_is_gone_is_released_without_force(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broker = lease_free
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(60)  # exited and reaped: its pid runs nothing here
+    claim = secrets.token_hex(8)
+    _claim_as(broker, claim, user=_user(), host=socket.gethostname(), pid=gone.pid)
+    try:
+        code, out, err = run_kquota(
+            ["lease", "release", "--auto-approve", "--bootstrap-server", broker.bootstrap_servers],
+            capsys,
+        )
+        assert code == 0, out + err
+        assert (
+            f"released the apply lease held by {_user()}@{socket.gethostname()} pid {gone.pid}"
+            in out
+        )
+        assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")
+    finally:
+        _free(broker, claim)
+
+
+def _free(broker: BrokerInfo, claim: str) -> None:
+    """_free ends ``claim`` if it still holds the lease: a failed test leaves no long claim
+    for the next one to wait out."""
+    with deadline.bounded(120, "test") as limit:
+        holder = lease_state(_config(broker), limit).holder
+        if holder is not None and holder.owner == claim:
+            release_claim(_config(broker), limit, claim)
+
+
 def _forge(broker: BrokerInfo, records: list[tuple[bytes, bytes | None]]) -> None:
     """_forge appends records to the lease topic as anyone with Write on it could."""
     from confluent_kafka import Producer
-
-    from kquota.apply.lease import LEASE_TOPIC, TOPIC_CONFIG
-    from kquota.apply.lease_log import LeaseLog
 
     log = LeaseLog(_config(broker), LEASE_TOPIC)
     try:

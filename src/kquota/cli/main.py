@@ -37,6 +37,8 @@ _COMMANDS: dict[str, str] = {
     "lease": "kquota.cli.lease",
     "revert": "kquota.cli.revert",
     "history": "kquota.cli.history",
+    "usage": "kquota.cli.usage",
+    "recommend": "kquota.cli.recommend",
 }
 
 

@@ -352,7 +352,9 @@ def apply_cluster(
         if topic:
             from kquota.audit import AuditPublisher
 
-            publisher = AuditPublisher(topic, target.client_properties())
+            publisher = AuditPublisher(
+                topic, target.client_properties(), signer=target.audit_keys()
+            )
         result = apply(
             target,
             desired,

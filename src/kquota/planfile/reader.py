@@ -91,9 +91,12 @@ _TOP = (
     "lookalikes",  # derived from the alterations for a reader (render/json.py); ignored
     "capacity",  # the capacity report (issue 23), for a reader; its guard's stop is kept
     "controller_notes",  # what other controllers will do (issue 23), for a reader; ignored
+    "throttle_replay",  # the throttle replay (issue 30), for a reader; its guard's stop is kept
 )
 _META = ("created_at", "desired_digest", "kquota_version")
-_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes"})
+_OPTIONAL_TOP = frozenset(
+    {*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes", "throttle_replay"}
+)
 _ALTERATION = ("entity", "change", "ops")
 _OP = ("key", "value", "remove", "before")
 _COUNTS = ("create", "update", "delete", "unchanged", "set_ops", "remove_ops")
@@ -362,7 +365,9 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     )
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
-    _capacity_verdict(top.get("capacity"), check)
+    if not policy.allow_oversubscription:
+        _capacity_verdict(top.get("capacity"), check)
+    _throttle_verdict(top.get("throttle_replay"), check)
     plan = judge(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
         check.guard_trips = True
@@ -376,9 +381,11 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
 
 
 def _capacity_verdict(value: object, check: _Checker) -> None:
-    """A saved plan the capacity guard stopped (issue 23) stays stopped: apply does not read
-    the brokers' capacity again, so the plan's own verdict is kept; only a plan made again
-    with ``--allow-oversubscription`` passes. The rest of the report is for readers."""
+    """A saved plan the capacity guard stopped (issue 23) stays stopped, whatever apply then
+    counts again from the cluster's facts (a stop in the file refuses, its absence allows
+    nothing: apply recomputes the guard, :mod:`kquota.operations.apply`); only the
+    operator's ``--allow-oversubscription`` passes it. The rest of the report is for
+    readers."""
     if not isinstance(value, Mapping):
         return
     stops = value.get("oversubscription_stops")
@@ -386,7 +393,23 @@ def _capacity_verdict(value: object, check: _Checker) -> None:
         check.add(
             "capacity.oversubscription_stops",
             "the capacity guard stopped this plan",
-            "a plan made again with kquota plan --allow-oversubscription after review",
+            "a plan within max_oversubscription, or apply with --allow-oversubscription after"
+            " review (the plan file cannot allow it)",
+        )
+
+
+def _throttle_verdict(value: object, check: _Checker) -> None:
+    """A saved plan the throttle guard stopped (issue 30) stays stopped, as the capacity
+    guard's does: apply reads no usage, so only a plan made again with
+    ``--allow-throttling`` passes. The rest of the replay is for readers."""
+    if not isinstance(value, Mapping):
+        return
+    stops = value.get("throttling_stops")
+    if stops and not value.get("throttling_allowed"):
+        check.add(
+            "throttle_replay.throttling_stops",
+            "the throttle guard stopped this plan",
+            "a plan made again with kquota plan --usage --allow-throttling after review",
         )
 
 
