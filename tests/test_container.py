@@ -78,13 +78,44 @@ def test_the_final_stage_runs_kquota_as_a_non_root_user() -> None:
 
 def test_only_what_the_build_needs_is_copied_and_no_secret_is_baked_in() -> None:
     copies = [args for _, word, args in _instructions() if word == "COPY"]
-    assert copies == ["pyproject.toml README.md LICENSE ./", "src ./src"]
+    assert copies == [
+        "requirements/bootstrap.txt requirements/demo.txt ./requirements/",
+        "pyproject.toml README.md LICENSE ./",
+        "src ./src",
+    ]
     secretish = re.compile(r"PASSWORD|SECRET|TOKEN|CREDENTIAL|API_?KEY|sasl\.", re.I)
     for line, word, args in _instructions():
         if word in ("ENV", "ARG", "LABEL"):
             assert not secretish.search(args), f"Dockerfile:{line}: {args}"
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
     assert ignored[1] == "*"  # everything is excluded but what is named
+
+
+def test_every_install_is_from_the_hashed_lock() -> None:
+    """As scripts/venv-from-lock installs everywhere else: every third-party file is checked
+    against the hashes of a lock, and kquota's own wheel is built and installed without
+    resolving (or fetching) anything unpinned."""
+    steps = [
+        step.strip()
+        for _, word, args in _instructions()
+        if word == "RUN"
+        for step in args.split("&&")
+        if "pip " in step
+    ]
+    hashed = [s for s in steps if "--require-hashes" in s]
+    assert [re.search(r"-r (\S+)", s).group(1) for s in hashed] == [  # type: ignore[union-attr]
+        "requirements/bootstrap.txt",
+        "requirements/demo.txt",
+        "/requirements/demo.txt",
+    ]
+    assert all("--no-deps" in s for s in hashed)
+    for step in steps:
+        if step not in hashed and " check" not in step:
+            assert "--no-deps" in step, step  # kquota itself: nothing resolved
+            assert step.endswith((" .", "/wheels/kquota-*.whl")), step
+    assert "--only-binary=:all:" in hashed[1]  # no sdist: nothing built from unhashed sources
+    lock = (ROOT / "requirements" / "demo.txt").read_text(encoding="utf-8")
+    assert not re.search(r"^kquota\b", lock, re.M)  # installed from its own wheel, last
 
 
 def test_the_image_is_documented_for_the_action_and_kubernetes() -> None:

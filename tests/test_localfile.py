@@ -90,3 +90,17 @@ def test_open_regular_streams_a_regular_file_and_refuses_the_rest(tmp_path: Path
     os.mkfifo(fifo)
     with pytest.raises(UnreadableFile, match="it is a FIFO"):
         open_regular(fifo, limit=MiB, larger="split it")  # refused, never opened to block
+
+
+def test_replace_file_replaces_a_planted_symlink_instead_of_writing_through_it(
+    tmp_path: Path,
+) -> None:
+    from kquota.localfile import replace_file
+
+    victim, target = tmp_path / "victim", tmp_path / "record.json"
+    victim.write_text("not kquota's\n")
+    target.symlink_to(victim)
+    replace_file(target, b"{}\n")
+    assert victim.read_text() == "not kquota's\n"
+    assert not target.is_symlink() and target.read_bytes() == b"{}\n"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["record.json", "victim"]

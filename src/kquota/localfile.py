@@ -4,6 +4,9 @@ Only a regular file is read, and at most a stated size: a FIFO named ``plan.json
 a socket or a symlink loop is an error naming the path, never a hang, and a log or a device
 cannot exhaust memory. The file is opened non-blocking and checked again on the open
 descriptor, so a path swapped for a FIFO between the two checks is refused too.
+
+And writing one that kquota keeps beside a user's files (:func:`replace_file`): never through
+a symlink or a file someone planted where it writes.
 """
 
 from __future__ import annotations
@@ -126,3 +129,20 @@ def os_problem(e: OSError) -> str:
     if e.errno == errno.ELOOP:
         return "cannot read: a symlink loop (too many levels of symbolic links)"
     return f"cannot read: {e.strerror or e}"
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """replace_file makes ``path`` hold ``data``, whole or not at all: a new file (created
+    0600, exclusively, so a symlink planted at a guessable temporary name is never
+    followed) is renamed over ``path``, which replaces a symlink there instead of writing
+    where it points. OSError as the system gives it."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)  # never leave a half-written temporary file behind
+        raise

@@ -203,3 +203,49 @@ def test_show_says_the_protected_verdict_is_taken_live(
     code, out, err = run_kquota(["show", str(plan)], capsys)
     assert code == 0 and "Impact" not in out  # the file's values count for nothing
     assert f"note: {plan}: names 1 principals whose effective quotas apply checks again" in err
+
+
+DENSE = 12_000
+"""Values in a doctored file's padding: past the lowered limit below, a few bytes each."""
+
+
+def _values(path: Path) -> int:
+    data = path.read_bytes()
+    return data.count(b",") + data.count(b"[") + data.count(b"{")
+
+
+def _dense(path: Path, data: dict[str, object], field: str) -> None:
+    # An ignored field of empty lists: the cheapest bytes, the dearest memory once parsed.
+    path.write_text(json.dumps({**data, field: [[]] * DENSE}))
+
+
+def test_a_plan_too_dense_to_hold_in_memory_is_refused_before_it_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kquota.planfile.reader as reader
+
+    monkeypatch.setattr(reader, "MAX_PLAN_VALUES", 10_000, raising=False)
+    plan = tmp_path / "plan.json"
+    _dense(plan, json.loads(GOOD.read_text()), "lookalikes")
+    for argv in (["show", str(plan)], ["apply", str(plan), "--bootstrap-server", "127.0.0.1:1"]):
+        code, out, err = run_kquota(argv, capsys)
+        assert code == 1 and out == "", out + err
+        assert err == (
+            f"error: {plan}: too many JSON values to read ({_values(plan)} counted, by commas "
+            "and brackets; the limit is 10000, about 1.5 million alterations): a file this "
+            "dense would exhaust memory before it could be checked; allowed: plan a smaller "
+            "change\nnothing was applied\n"
+        )
+
+
+def test_a_fleet_summary_too_dense_to_hold_in_memory_is_refused(
+    fleet_out: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kquota.planfile.reader as reader
+
+    monkeypatch.setattr(reader, "MAX_PLAN_VALUES", 10_000, raising=False)
+    summary = fleet_out / "fleet-plan.json"
+    _dense(summary, json.loads(summary.read_text()), "padding")
+    code, out, err = run_kquota(["show", str(summary)], capsys)
+    assert code == 1 and out == "", out + err
+    assert err.startswith(f"error: {summary}: too many JSON values to read (")

@@ -36,7 +36,13 @@ from kquota.localfile import UnreadableFile, read_regular
 from kquota.operations.apply import observe_refusal
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
-from kquota.planfile.reader import MAX_PLAN_BYTES, PlanFileError, parse_plan, read_plan_bytes
+from kquota.planfile.reader import (
+    MAX_PLAN_BYTES,
+    PlanFileError,
+    parse_plan,
+    read_plan_bytes,
+    values_problem,
+)
 from kquota.planfile.writer import unapplyable_because
 
 FLEET_SUMMARY = "fleet-plan.json"
@@ -112,7 +118,11 @@ def _fleet_plans(summary: Path) -> list[Path]:
     """_fleet_plans are the plan files beside a fleet summary; the summary's cluster list
     must name exactly them (its names are compared, never used as paths)."""
     try:
-        doc = json.loads(read_regular(summary, limit=MAX_PLAN_BYTES, larger="a smaller fleet"))
+        data = read_regular(summary, limit=MAX_PLAN_BYTES, larger="a smaller fleet")
+        too_many = values_problem(data)
+        if too_many is not None:
+            raise PlanFileError(str(summary), [too_many])
+        doc = json.loads(data)
     except UnreadableFile as e:
         raise PlanFileError(
             str(summary), [f"cannot read: {e.reason}; allowed: {e.allowed}"]

@@ -60,6 +60,14 @@ from kquota.render.format import display_entity, safe_text
 MAX_PLAN_BYTES = 1024 * MiB
 """The largest saved plan read: far above a real plan, far below what would exhaust memory."""
 
+MAX_PLAN_VALUES = 32_000_000
+"""The most JSON values (counted by their commas and brackets, before anything is parsed) a
+saved plan may hold. Bytes alone do not bound memory: a real plan costs about 4 bytes of
+memory per byte of file (about 20 values, 550 bytes, an alteration), while ``[[],[],...]``
+costs over 30, so a 1 GiB file of it would need some 30 GiB. At about 110 bytes a value at
+worst this is some 3.5 GiB, and room for 1.5 million alterations: kquota's largest measured
+plan (999,006 entities, BENCHMARKS.md) holds about 20 million values."""
+
 MAX_SHOWN = 20
 """A plan with more problems than this shows the first ones and a count."""
 
@@ -255,6 +263,9 @@ def read_plan_bytes(path: Path) -> bytes:
 def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) -> Plan:
     """parse_plan checks the bytes of a saved plan; ``name`` labels the problems (``review``:
     as for :func:`load_plan_file`)."""
+    too_many = values_problem(data)
+    if too_many is not None:
+        raise PlanFileError(name, [too_many])
     try:
         doc = json.loads(
             data.decode("utf-8"), object_pairs_hook=_object, parse_int=_int, parse_constant=float
@@ -274,6 +285,19 @@ def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) 
     if check.problems or plan is None:
         raise PlanFileError(name, check.problems)
     return plan
+
+
+def values_problem(data: bytes) -> str | None:
+    """values_problem refuses JSON with more values than :data:`MAX_PLAN_VALUES`, before it is
+    parsed (a comma in a string counts too: the count only errs on the safe side)."""
+    count = data.count(b",") + data.count(b"[") + data.count(b"{")
+    if count <= MAX_PLAN_VALUES:
+        return None
+    return (
+        f"too many JSON values to read ({count} counted, by commas and brackets; the limit is "
+        f"{MAX_PLAN_VALUES}, about 1.5 million alterations): a file this dense would exhaust "
+        "memory before it could be checked; allowed: plan a smaller change"
+    )
 
 
 def reread(plan: Plan, name: str, policy: Policy) -> Plan:
@@ -689,6 +713,7 @@ def read_plan(path: Path, policy: Policy | None = None) -> Plan:
 
 __all__ = [
     "MAX_PLAN_BYTES",
+    "MAX_PLAN_VALUES",
     "PLAN_HELP",
     "PlanFileError",
     "load_plan_file",
