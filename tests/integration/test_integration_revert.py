@@ -121,8 +121,9 @@ def test_revert_restores_every_before_value_and_history_lists_both(repo: Repo) -
 
     code, out, err = repo.kquota("history", "--entity", f"user={p}kim")
     assert code == 0, out + err
-    assert out.count("producer_byte_rate: 1000 → 5000") == 1
-    assert out.count("producer_byte_rate: 5000 → 1000") == 1
+    # In the plan's units, as the plan showed them.
+    assert out.count("producer_byte_rate: 1000 (1000 B/s) → 5000 (4.88 KiB/s)") == 1
+    assert out.count("producer_byte_rate: 5000 (4.88 KiB/s) → 1000 (1000 B/s)") == 1
     assert "consumer_byte_rate" not in out  # unchanged keys are not in the trail
 
     # Reverting again has nothing left to do.
