@@ -15,9 +15,10 @@ from kquota.audit import AuditOp
 from kquota.audit_keys import Verdict
 from kquota.display import cut
 from kquota.history.applies import AppliedPlan
+from kquota.history.declared import Declared, DesiredCheck
 from kquota.history.results import History, RevertResult
 from kquota.render import md_escape as md
-from kquota.render.format import safe_text, value_with_unit
+from kquota.render.format import display_entity, safe_text, value_with_unit
 from kquota.render.markdown import BUDGET, FOLD_THRESHOLD, size
 
 
@@ -285,6 +286,112 @@ def _stopped(result: RevertResult) -> list[str]:
     ]
 
 
+_UNKNOWN = (
+    "the desired state was not checked (no --desired PATH, no kquota.yaml cluster, no "
+    "quotas/ folder here): a desired-state file that declares the values this revert undoes "
+    "makes the next apply put them back, so change it too (--desired PATH names the file and "
+    "line)"
+)
+
+
+def _declared_line(d: Declared, entity: str, key: str, where: str) -> str:
+    """_declared_line is one key the desired state disagrees with the revert on, naming the
+    file and line to change; ``entity``, ``key`` and ``where`` are made safe for the medium."""
+    restored = (
+        "no " + key if d.restored is None else f"{key} = {value_with_unit(d.key, d.restored)}"
+    )
+    if d.where is None:
+        return (
+            f"no desired-state file declares {entity}, and this revert puts back {restored}: "
+            "declare it, or the next apply (with prune on) removes it again"
+        )
+    if d.declared is None:
+        return (
+            f"{where} declares {entity} without {key}, and this revert puts back {restored}: "
+            f"add it there, or the next apply (with prune on) removes it again"
+        )
+    declared = f"{key} = {value_with_unit(d.key, d.declared)}"
+    if d.still:
+        return (
+            f"{where} still declares {entity} {declared}, the value this revert undoes: "
+            f"change it there ({restored}), or the next apply puts it back"
+        )
+    return (
+        f"{where} declares {entity} {declared}, not the {restored} this revert puts back: "
+        "change it there, or the next apply sets it again"
+    )
+
+
+def desired_lines(check: DesiredCheck) -> list[str]:
+    """desired_lines say, for a terminal, which desired-state files still declare what the
+    revert undoes (or that the desired state could not be checked, and how to have it)."""
+    if not check.known:
+        return [f"note: {_UNKNOWN}"]
+    paths = ", ".join(safe_text(p) for p in check.paths)
+    if check.problem is not None:
+        return [
+            f"note: the desired state ({paths}) does not load, so it was not compared with "
+            f"this revert: {check.problem}"
+        ]
+    if not check.found:
+        return [f"the desired state ({paths}) already declares every value this revert puts back"]
+    lines = [
+        "note: "
+        + _declared_line(d, display_entity(d.entity), safe_text(d.key), safe_text(d.where or ""))
+        for d in check.found[:_SHOW]
+    ]
+    if len(check.found) > _SHOW:
+        lines.append(f"note: … and {len(check.found) - _SHOW} more keys (--format json lists them)")
+    return lines
+
+
+def desired_markdown(check: DesiredCheck) -> list[str]:
+    """desired_markdown is :func:`desired_lines` for a pull request: which files must change
+    with the revert."""
+    if not check.known:
+        return [md.text(_UNKNOWN[0].upper() + _UNKNOWN[1:] + "."), ""]
+    paths = ", ".join(md.code(p) for p in check.paths)
+    if check.problem is not None:
+        return [
+            f"The desired state ({paths}) does not load, so it was not compared with this "
+            f"revert: {md.text(check.problem)}",
+            "",
+        ]
+    if not check.found:
+        return [
+            f"The desired state ({paths}) already declares every value this revert puts back.",
+            "",
+        ]
+    lines = [f"**The desired state ({paths}) must change too:**", ""]
+    lines += [
+        "- " + _declared_line(d, md.entity(d.entity), md.code(d.key), md.code(d.where or ""))
+        for d in check.found[:_SHOW]
+    ]
+    if len(check.found) > _SHOW:
+        lines.append(f"- … and {len(check.found) - _SHOW} more keys (`--format json` lists them)")
+    return [*lines, ""]
+
+
+def desired_data(check: DesiredCheck) -> dict[str, Any]:
+    """desired_data is the desired state compared with a revert, for JSON."""
+    return {
+        "paths": list(check.paths) if check.known else None,
+        "problem": check.problem,
+        "keys": [
+            {
+                "entity": d.entity.to_json(),
+                "key": d.key,
+                "restored": d.restored,
+                "reverted": d.reverted,
+                "declared": d.declared,
+                "at": d.where,
+                "still_declares_reverted": d.still,
+            }
+            for d in check.found
+        ],
+    }
+
+
 def revert_data(result: RevertResult) -> dict[str, Any]:
     """revert_data is what a JSON inverse plan carries about the apply it reverts."""
     return {
@@ -295,6 +402,7 @@ def revert_data(result: RevertResult) -> dict[str, Any]:
             for c in result.forced
         ],
         "refusal": result.plan.refusal,
+        "desired": desired_data(result.desired),
     }
 
 
@@ -314,11 +422,15 @@ def revert_markdown(result: RevertResult) -> str:
     stopped = _stopped(result)
     if stopped:
         lines += [md.text(stopped[0]), ""]
+    lines += desired_markdown(result.desired)
     return "\n".join(lines) + "\n"
 
 
 __all__ = [
     "apply_line",
+    "desired_data",
+    "desired_lines",
+    "desired_markdown",
     "render_history_json",
     "render_history_markdown",
     "render_history_text",
