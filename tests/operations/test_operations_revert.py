@@ -15,8 +15,14 @@ from kquota.errors import KquotaError
 from kquota.history.applies import EntityChange, applies
 from kquota.history.trail import RecordedChange
 from kquota.model import Entity
-from kquota.operations.revert import check_cluster_id, check_desired, check_trusted
+from kquota.operations.revert import (
+    _desired_paths,
+    check_cluster_id,
+    check_desired,
+    check_trusted,
+)
 from kquota.render.history import desired_lines, desired_markdown
+from kquota.target import Target
 
 OP = AuditOp("producer_byte_rate", None, 5.0, False)
 
@@ -171,3 +177,19 @@ def test_revert_markdown_names_the_files_safely(tmp_path: Path) -> None:
     (item,) = doc.root.all("li")
     assert item.text().startswith(f"{folder / 'p.yaml'}:4:5 still declares")
     assert "@" not in doc.root.outside_code() and "b" not in doc.root.tags()
+
+
+def test_the_desired_paths_are_the_ones_the_next_plan_would_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    ad_hoc = Target.resolve(bootstrap_server="127.0.0.1:9")
+    assert _desired_paths(ad_hoc, ()) == []  # nothing known: the note says how to give them
+    (tmp_path / "quotas").mkdir()
+    assert _desired_paths(ad_hoc, ()) == [Path("quotas")]
+    assert _desired_paths(ad_hoc, (tmp_path / "q2",)) == [Path("q2")]
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n  prod:\n    kafka: {bootstrap.servers: '127.0.0.1:9'}\n"
+        "    desired: [desired/prod]\n"
+    )
+    assert _desired_paths(Target.resolve(cluster_name="prod"), ()) == [Path("desired/prod")]

@@ -187,11 +187,15 @@ def revert(
 
 def _desired_paths(target: Target, given: Sequence[Path]) -> list[Path]:
     """The desired state the next plan of this target would read: the paths given, the
-    cluster's folders, or ``quotas/`` when it is here; none when not known."""
+    cluster's folders, or ``quotas/`` when it is here; none when not known. Each is named
+    from the working directory when it is under it (kquota.yaml's folders are absolute),
+    so a note names ``quotas/teams.yaml:12:5``, as the reviewer's checkout does."""
     if given or target.cluster is not None:
-        return target.desired_paths(tuple(given))
-    default = target.desired_paths()
-    return default if all(p.is_dir() for p in default) else []
+        paths = target.desired_paths(tuple(given))
+    else:
+        paths = [p for p in target.desired_paths() if p.is_dir()]
+    here = Path.cwd()
+    return [p.relative_to(here) if p.is_relative_to(here) else p for p in paths]
 
 
 def check_desired(paths: Sequence[Path], changes: Sequence[EntityChange]) -> DesiredCheck:

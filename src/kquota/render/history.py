@@ -18,12 +18,18 @@ from kquota.history.applies import AppliedPlan
 from kquota.history.declared import Declared, DesiredCheck
 from kquota.history.results import History, RevertResult
 from kquota.render import md_escape as md
-from kquota.render.format import display_entity, safe_text, value_with_unit
+from kquota.render.format import display_entity, number, safe_text, value_with_unit
 from kquota.render.markdown import BUDGET, FOLD_THRESHOLD, size
 
 
 def _value(key: str, v: float | None) -> str:
     return "unset" if v is None else value_with_unit(key, v)
+
+
+def _raw(v: float | None) -> str:
+    """_raw is a value as the revert's refusal shows it (:class:`~kquota.history.inverse.
+    Conflict`), so the forced keys read the same in every format."""
+    return "unset" if v is None else number(v, long_range=True)
 
 
 def _op_line(op: AuditOp) -> str:
@@ -414,8 +420,8 @@ def revert_markdown(result: RevertResult) -> str:
             f"{len(result.forced)} keys changed since the apply are put back by `--force`:"
         )
         lines += [
-            f"- {md.entity(c.entity)}: {md.code(c.key)} was set to {_value(c.key, c.wrote)} "
-            f"by the apply, now {_value(c.key, c.now)}"
+            f"- {md.entity(c.entity)}: {md.code(c.key)} was set to {_raw(c.wrote)} by the "
+            f"apply, now {_raw(c.now)}"
             for c in result.forced[:_SHOW]
         ]
         lines.append("")
