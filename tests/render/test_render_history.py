@@ -77,7 +77,7 @@ def test_history_text_shows_values_as_the_plan_does() -> None:
     out = render_history_text(entity)
     assert "consumer_byte_rate: 2097152 (2 MiB/s) → 8388608 (8 MiB/s)" in out
     assert "producer_byte_rate: unset → 1000 (1000 B/s)" in out
-    assert "consumer_byte_rate: 8388608 (8 MiB/s) → 2097152 (2 MiB/s)  " not in out
+    assert "    consumer_byte_rate: 8388608 (8 MiB/s) → 2097152 (2 MiB/s)\n" in out
 
 
 def test_history_markdown_is_a_table_per_apply_in_trail_order() -> None:
