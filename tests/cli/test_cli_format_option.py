@@ -26,7 +26,12 @@ EXPECTED: dict[str, tuple[str, list[str], str | None, str]] = {
         "Report format; prometheus writes a node-exporter textfile (with --out).",
     ),
     "fleet apply": ("fmt", ["text", "json", "markdown"], "text", "The rollout report's format."),
-    "history": ("fmt", ["text", "json"], "text", "Output format."),
+    "history": (
+        "fmt",
+        ["text", "json", "markdown"],
+        "text",
+        "text for a terminal, json for programs, markdown for a pull request or a ticket.",
+    ),
     "plan": ("fmt", ["text", "json", "markdown"], "text", PLAN_HELP),
     "recommend": (
         "fmt",

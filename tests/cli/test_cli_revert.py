@@ -103,3 +103,14 @@ def test_revert_out_never_replaces_an_input_nor_an_existing_file_without_force(
     code, _, err = run_kquota(["revert", "--cluster", "a", "--last", "--out", "undo.json"], capsys)
     assert code != 0 and "undo.json: already exists; --force replaces it" in err
     assert (tmp_path / "undo.json").read_text() == "earlier\n"
+    # A desired-state file is an input too, and so is a file a --desired folder would read.
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "quotas" / "teams.yaml").write_text("earlier\n")
+    for desired in ("quotas/teams.yaml", "quotas"):
+        code, _, err = run_kquota(
+            ["revert", "--cluster", "a", "--last", "--desired", desired, "--force", "--out",
+             "quotas/teams.yaml"],
+            capsys,
+        )  # fmt: skip
+        assert code != 0 and "an output never replaces an input" in err, err
+    assert (tmp_path / "quotas" / "teams.yaml").read_text() == "earlier\n"

@@ -94,10 +94,10 @@ def test_ramp_steps_are_observed_on_the_broker_one_by_one(
     code, hist, err = repo.kquota("history", "--entity", f"user={p}a")
     assert code == 0, hist + err
     assert [line.strip() for line in hist.splitlines() if "→" in line] == [
-        "producer_byte_rate: unset → 8000",
-        "producer_byte_rate: 8000 → 4000",
-        "producer_byte_rate: 4000 → 2000",
-        "producer_byte_rate: 2000 → 1000",
+        "producer_byte_rate: unset → 8000 (7.81 KiB/s)",
+        "producer_byte_rate: 8000 (7.81 KiB/s) → 4000 (3.91 KiB/s)",
+        "producer_byte_rate: 4000 (3.91 KiB/s) → 2000 (1.95 KiB/s)",
+        "producer_byte_rate: 2000 (1.95 KiB/s) → 1000 (1000 B/s)",
     ]
 
     # The three steps are undone together: every key back to its value before the ramp.
@@ -155,9 +155,9 @@ def test_a_ramp_cut_short_goes_on_from_the_step_the_cluster_holds(
     assert seen == [4000.0, 2000.0, 1000.0]  # no step bigger than the policy allows
     code, hist, err = repo.kquota("history", "--entity", f"user={p}a")
     assert [line.strip() for line in hist.splitlines() if "→" in line][1:] == [
-        "producer_byte_rate: 8000 → 4000",
-        "producer_byte_rate: 4000 → 2000",
-        "producer_byte_rate: 2000 → 1000",
+        "producer_byte_rate: 8000 (7.81 KiB/s) → 4000 (3.91 KiB/s)",
+        "producer_byte_rate: 4000 (3.91 KiB/s) → 2000 (1.95 KiB/s)",
+        "producer_byte_rate: 2000 (1.95 KiB/s) → 1000 (1000 B/s)",
     ]
 
     # A ramp that is all on the cluster has nothing left to do, and claims no step.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import gfm
 from conftest import KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo
 from polling import assert_eventually
@@ -104,6 +105,22 @@ def test_revert_restores_every_before_value_and_history_lists_both(repo: Repo) -
     assert f"revert of apply {applied}" in out
     assert f"~ {{user={p}kim}}" in out and f"- {{user={p}new}}" in out
     assert f"+ {{user={p}lee}}" in out
+    # The YAML still declares what the revert undoes: each file and line is named.
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    main = "quotas/main.yaml"  # named from the working directory, where kquota.yaml is
+    assert sorted(notes) == sorted(
+        [
+            f"note: no desired-state file declares {{user={p}lee}}, and this revert puts back "
+            "request_percentage = 10: declare it, or the next apply (with prune on) removes it "
+            "again",
+            f"note: {main}:4:5 still declares {{user={p}kim}} producer_byte_rate = 5000 "
+            "(4.88 KiB/s), the value this revert undoes: change it there (producer_byte_rate = "
+            "1000 (1000 B/s)), or the next apply puts it back",
+            f"note: {main}:5:5 still declares {{user={p}new}} consumer_byte_rate = 64 (64 B/s), "
+            "the value this revert undoes: change it there (no consumer_byte_rate), or the next "
+            "apply puts it back",
+        ]
+    )
     saved = json.loads((repo.root / "revert.json").read_text())
     assert saved["cluster_id"] and saved["snapshot_fingerprint"].startswith("sha256:")
 
@@ -119,10 +136,21 @@ def test_revert_restores_every_before_value_and_history_lists_both(repo: Repo) -
     assert lines[0].lstrip().startswith(applied) and "(+1 ~1 -1)" in lines[0]
     assert f"reverts {applied}" in lines[1] and "(+1 ~1 -1)" in lines[1]
 
+    code, out, err = repo.kquota("history", "--format", "markdown")
+    assert code == 0, out + err
+    doc = gfm.assert_aligned(out)
+    assert [h.text().split()[1] for h in doc.root.all("h4")] == [applied, lines[1].split()[0]]
+    kim = [r for t in doc.tables() for r in t.rows if r[0] == f"{{user={p}kim}}"]
+    assert [r[1:] for r in kim] == [
+        ["producer_byte_rate", "1000 (1000 B/s) → 5000 (4.88 KiB/s)", "~ update"],
+        ["producer_byte_rate", "5000 (4.88 KiB/s) → 1000 (1000 B/s)", "~ update"],
+    ]
+
     code, out, err = repo.kquota("history", "--entity", f"user={p}kim")
     assert code == 0, out + err
-    assert out.count("producer_byte_rate: 1000 → 5000") == 1
-    assert out.count("producer_byte_rate: 5000 → 1000") == 1
+    # In the plan's units, as the plan showed them.
+    assert out.count("producer_byte_rate: 1000 (1000 B/s) → 5000 (4.88 KiB/s)") == 1
+    assert out.count("producer_byte_rate: 5000 (4.88 KiB/s) → 1000 (1000 B/s)") == 1
     assert "consumer_byte_rate" not in out  # unchanged keys are not in the trail
 
     # Reverting again has nothing left to do.
@@ -134,6 +162,14 @@ def test_revert_restores_every_before_value_and_history_lists_both(repo: Repo) -
     assert "nothing to revert: the cluster already holds every before value" in err
     data = json.loads(out)
     assert data["revert"]["plan_id"] == applied and data["alterations"] == []
+    desired = data["revert"]["desired"]
+    assert desired["paths"] == ["quotas"] and desired["problem"] is None
+    main = "quotas/main.yaml"
+    assert sorted((k["at"] or "", k["still_declares_reverted"]) for k in desired["keys"]) == [
+        ("", False),
+        (f"{main}:4:5", True),
+        (f"{main}:5:5", True),
+    ]
 
 
 def test_revert_refuses_after_an_out_of_band_change_unless_forced(repo: Repo) -> None:

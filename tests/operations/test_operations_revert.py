@@ -4,16 +4,25 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+import gfm
 from kquota.audit import AuditOp
 from kquota.audit_keys import Verdict
 from kquota.errors import KquotaError
-from kquota.history.applies import applies
+from kquota.history.applies import EntityChange, applies
 from kquota.history.trail import RecordedChange
 from kquota.model import Entity
-from kquota.operations.revert import check_cluster_id, check_trusted
+from kquota.operations.revert import (
+    _desired_paths,
+    check_cluster_id,
+    check_desired,
+    check_trusted,
+)
+from kquota.render.history import desired_lines, desired_markdown
+from kquota.target import Target
 
 OP = AuditOp("producer_byte_rate", None, 5.0, False)
 
@@ -79,3 +88,108 @@ def test_the_cluster_id_must_be_the_live_one() -> None:
         check_cluster_id(old, "id-1", allow_unsigned=False)
     assert "its events record no cluster id" in str(err.value)
     check_cluster_id(old, "id-1", allow_unsigned=True)
+
+
+# The desired state compared with a revert, read from real YAML files.
+
+MIB = 1024.0 * 1024
+PAYMENTS = Entity.of({"user": "payments-svc"})
+BATCH = Entity.of({"user": "batch"})
+GONE = Entity.of({"user": "gone"})
+
+
+def _reverted() -> tuple[EntityChange, ...]:
+    """An apply that raised payments-svc to 2 MiB/s, added batch's consumer rate and
+    removed gone's quota (pruned)."""
+    return (
+        EntityChange(PAYMENTS, (AuditOp("producer_byte_rate", MIB, 2 * MIB, False),)),
+        EntityChange(BATCH, (AuditOp("consumer_byte_rate", 4 * MIB, 8 * MIB, False),)),
+        EntityChange(GONE, (AuditOp("request_percentage", 10.0, None, True),)),
+    )
+
+
+def _yaml(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n" + body)
+    return path
+
+
+def test_revert_names_the_file_and_line_that_still_declare_what_it_undoes(
+    tmp_path: Path,
+) -> None:
+    _yaml(
+        tmp_path / "quotas" / "payments.yaml",
+        "  - match: {user: batch}\n"
+        "    set: {producer_byte_rate: 1MiB}\n"
+        "  - match: {user: payments-svc}\n"
+        "    set: {producer_byte_rate: 2MiB}\n",
+    )
+    check = check_desired([tmp_path / "quotas"], _reverted())
+    lines = desired_lines(check)
+    at = f"{tmp_path / 'quotas' / 'payments.yaml'}"
+    assert lines == [
+        f"note: {at}:6:5 still declares {{user=payments-svc}} producer_byte_rate = 2097152 "
+        "(2 MiB/s), the value this revert undoes: change it there (producer_byte_rate = "
+        "1048576 (1 MiB/s)), or the next apply puts it back",
+        f"note: {at}:4:5 declares {{user=batch}} without consumer_byte_rate, and this revert "
+        "puts back consumer_byte_rate = 4194304 (4 MiB/s): add it there, or the next apply "
+        "(with prune on) removes it again",
+        "note: no desired-state file declares {user=gone}, and this revert puts back "
+        "request_percentage = 10: declare it, or the next apply (with prune on) removes it "
+        "again",
+    ]
+    assert [d.still for d in check.found] == [True, False, False]
+
+    # Once the YAML is reverted too, nothing is left to say.
+    _yaml(
+        tmp_path / "quotas" / "payments.yaml",
+        "  - match: {user: batch}\n"
+        "    set: {producer_byte_rate: 1MiB, consumer_byte_rate: 4MiB}\n"
+        "  - match: {user: payments-svc}\n"
+        "    set: {producer_byte_rate: 1MiB}\n"
+        "  - match: {user: gone}\n"
+        "    set: {request_percentage: 10}\n",
+    )
+    assert desired_lines(check_desired([tmp_path / "quotas"], _reverted())) == [
+        f"the desired state ({tmp_path / 'quotas'}) already declares every value this revert "
+        "puts back"
+    ]
+
+
+def test_a_desired_state_that_does_not_load_or_is_not_known_is_said_never_raised(
+    tmp_path: Path,
+) -> None:
+    bad = _yaml(tmp_path / "bad.yaml", "  - match: {user: x}\n    set: {producer_byte_rate: -1}\n")
+    (line,) = desired_lines(check_desired([bad], _reverted()))
+    assert line.startswith(f"note: the desired state ({bad}) does not load, so it was not ")
+    assert f"1 problems; the first: {bad}:5:" in line
+    (line,) = desired_lines(check_desired([], _reverted()))
+    assert "the desired state was not checked" in line and "--desired PATH" in line
+
+
+def test_revert_markdown_names_the_files_safely(tmp_path: Path) -> None:
+    folder = tmp_path / "q`s <b>@me"
+    _yaml(
+        folder / "p.yaml", "  - match: {user: payments-svc}\n    set: {producer_byte_rate: 2MiB}\n"
+    )
+    check = check_desired([folder], _reverted()[:1])
+    doc = gfm.assert_aligned("\n".join(desired_markdown(check)))
+    (item,) = doc.root.all("li")
+    assert item.text().startswith(f"{folder / 'p.yaml'}:4:5 still declares")
+    assert "@" not in doc.root.outside_code() and "b" not in doc.root.tags()
+
+
+def test_the_desired_paths_are_the_ones_the_next_plan_would_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    ad_hoc = Target.resolve(bootstrap_server="127.0.0.1:9")
+    assert _desired_paths(ad_hoc, ()) == []  # nothing known: the note says how to give them
+    (tmp_path / "quotas").mkdir()
+    assert _desired_paths(ad_hoc, ()) == [Path("quotas")]
+    assert _desired_paths(ad_hoc, (tmp_path / "q2",)) == [Path("q2")]
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n  prod:\n    kafka: {bootstrap.servers: '127.0.0.1:9'}\n"
+        "    desired: [desired/prod]\n"
+    )
+    assert _desired_paths(Target.resolve(cluster_name="prod"), ()) == [Path("desired/prod")]

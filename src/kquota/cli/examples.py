@@ -86,6 +86,7 @@ EXAMPLES: dict[str, str] = {
     "history": _epilog(
         "kquota history --cluster prod",
         "kquota history --cluster prod --entity user=alice --format json",
+        "kquota history --cluster prod --format markdown > history.md",
     ),
     "fleet resolve": _epilog(
         "kquota fleet resolve --desired desired/ --snapshots snapshots/ "

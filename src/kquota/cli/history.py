@@ -36,17 +36,27 @@ def parse_entity(text: str) -> Entity:
     metavar="TYPE=NAME[,TYPE=NAME]",
     help="Every change to this entity, e.g. 'user=alice,client-id=<default>'.",
 )
-@format_option(["text", "json"], "Output format.")
+@format_option(
+    ["text", "json", "markdown"],
+    "text for a terminal, json for programs, markdown for a pull request or a ticket.",
+)
 @timeout_option("history")
 def command(where: TargetingArgs, audit_topic: str | None, entity: str | None, fmt: str) -> None:
     """List the applies recorded on the audit topic, or every change to one entity."""
     from kquota.operations.revert import history
-    from kquota.render.history import render_history_json, render_history_text
+    from kquota.render.history import (
+        render_history_json,
+        render_history_markdown,
+        render_history_text,
+    )
 
     chosen = parse_entity(entity) if entity is not None else None
     target = where.resolve(require_source=False)
     if target.offline:
         raise UsageError("history reads the live cluster: give --cluster or --bootstrap-server")
     found = history(target, audit_topic=audit_topic, entity=chosen)
-    render = render_history_json if fmt == "json" else render_history_text
+    render = {
+        "json": render_history_json,
+        "markdown": render_history_markdown,
+    }.get(fmt, render_history_text)
     click.echo(render(found), nl=False)

@@ -5,6 +5,10 @@ audit topic; the inverse plan is made against the live cluster and shown like an
 ``--out`` saves it: ``kquota apply PLAN.json`` applies it through the same road as every
 saved plan. Keys changed since the apply wrote them stop the revert unless ``--force``.
 
+A revert changes the cluster, not the YAML: it ends with the desired-state files and lines
+that still declare what it undoes (``--desired``, else the cluster's folders), which the next
+apply would put back unless they are changed too.
+
 The audit trail is evidence, not input: events that do not verify with kquota.yaml's
 ``audit_signing`` keys are refused, unsigned ones unless ``--allow-unsigned``. The heading
 says which apply the plan reverts in every format: on stderr beside JSON and markdown, whose
@@ -50,6 +54,14 @@ if TYPE_CHECKING:
     help="Revert events that carry no signature (an older trail, or no audit_signing key "
     "configured), on the trail's structural checks alone.",
 )
+@click.option(
+    "--desired",
+    "desired_paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="The desired-state YAML (repeatable; default: the cluster's folders in kquota.yaml, "
+    "else quotas/): revert names the files and lines that still declare what it undoes.",
+)
 @format_option(["text", "json", "markdown"], "How to show the inverse plan.")
 @click.option(
     "--out",
@@ -64,6 +76,7 @@ def command(
     last: bool,
     force: bool,
     allow_unsigned: bool,
+    desired_paths: tuple[Path, ...],
     fmt: str,
     out: Path | None,
 ) -> None:
@@ -71,11 +84,11 @@ def command(
     from kquota.cli.output import refuse_existing, refuse_inputs
     from kquota.operations.revert import NO_KEY_WARNING, revert
     from kquota.planfile.writer import write_plan_file
-    from kquota.render.history import revert_heading
+    from kquota.render.history import desired_lines, revert_heading
 
     if bool(plan_ids) == last:
         raise UsageError("revert needs one of --plan-id ID or --last (not both)")
-    refuse_inputs(out, where.inputs())
+    refuse_inputs(out, [*where.inputs(), *(("--desired", p) for p in desired_paths)])
     refuse_existing(out, force)
     target = where.resolve(require_source=False)
     if target.offline:
@@ -89,6 +102,7 @@ def command(
         plan_ids=plan_ids,
         force=force,
         allow_unsigned=allow_unsigned,
+        desired_paths=desired_paths,
     )
     for warning in result.warnings:
         if warning != NO_KEY_WARNING:
@@ -102,9 +116,12 @@ def command(
         )
         if fmt != "text":
             click.echo(_render(result, fmt), nl=False)
-        return
-    click.echo(_render(result, fmt), nl=False)
-    if out is not None:
+    else:
+        click.echo(_render(result, fmt), nl=False)
+    # Said after the plan, where a reviewer's eye ends, beside JSON and markdown on stderr
+    # (their own output carries it too).
+    click.echo("\n".join(desired_lines(result.desired)), err=fmt != "text")
+    if out is not None and not plan.empty:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
         click.echo(f"saved the inverse plan to {out}: review it, then kquota apply {out}", err=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kquota.history.applies import AppliedPlan, EntityEvent
+from kquota.history.declared import DesiredCheck
 from kquota.history.inverse import Conflict
 from kquota.history.trail import BadRecord
 from kquota.model import Entity
@@ -23,6 +24,9 @@ class RevertResult:
     warnings: tuple[str, ...] = ()
     """What the operator must know about the trail it came from (no key to verify it with,
     bad records on the topic)."""
+    desired: DesiredCheck = DesiredCheck()
+    """The desired state compared with the values the revert puts back: the files that
+    still declare what it undoes, so the next apply does not put that back."""
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,20 @@ the one apply road (lease, staleness, guards, validate-only, commit, verify, aud
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from kquota.audit_keys import Verdict
 from kquota.display import cut
 from kquota.errors import KquotaError
-from kquota.history.applies import AppliedPlan, applies, combined, entity_history, find_apply
+from kquota.history.applies import (
+    AppliedPlan,
+    EntityChange,
+    applies,
+    combined,
+    entity_history,
+    find_apply,
+)
+from kquota.history.declared import DesiredCheck, declared
 from kquota.history.inverse import Conflict, inverse_plan
 from kquota.history.results import History, RevertResult
 from kquota.history.trail import BadRecord, RecordedChange, Trail, read_trail
@@ -142,9 +151,12 @@ def revert(
     plan_ids: Sequence[str] = (),
     force: bool = False,
     allow_unsigned: bool = False,
+    desired_paths: Sequence[Path] = (),
 ) -> RevertResult:
     """revert makes the plan that undoes the applies ``plan_ids`` together (none given: the
-    latest apply on the topic, by position).
+    latest apply on the topic, by position), and compares what it puts back with the
+    desired state (``desired_paths``, else the cluster's folders in kquota.yaml, else
+    ``quotas/`` when there is one: :func:`check_desired`).
 
     The trail is evidence: events that do not verify are refused, unsigned ones unless
     ``allow_unsigned`` (:func:`check_trusted`), and the apply must have been made to this
@@ -169,7 +181,40 @@ def revert(
     plan = judge(inverse.plan, policy, current)
     warnings = [] if trail.signed else [NO_KEY_WARNING]
     warnings += _bad_records(trail.bad)
-    return RevertResult(source, plan, inverse.conflicts, tuple(warnings))
+    desired = check_desired(_desired_paths(target, desired_paths), source.changes)
+    return RevertResult(source, plan, inverse.conflicts, tuple(warnings), desired)
+
+
+def _desired_paths(target: Target, given: Sequence[Path]) -> list[Path]:
+    """The desired state the next plan of this target would read: the paths given, the
+    cluster's folders, or ``quotas/`` when it is here; none when not known. Each is named
+    from the working directory when it is under it (kquota.yaml's folders are absolute),
+    so a note names ``quotas/teams.yaml:12:5``, as the reviewer's checkout does."""
+    if given or target.cluster is not None:
+        paths = target.desired_paths(tuple(given))
+    else:
+        paths = [p for p in target.desired_paths() if p.is_dir()]
+    here = Path.cwd()
+    return [p.relative_to(here) if p.is_relative_to(here) else p for p in paths]
+
+
+def check_desired(paths: Sequence[Path], changes: Sequence[EntityChange]) -> DesiredCheck:
+    """check_desired reads the desired state at ``paths`` and names every key of
+    ``changes`` (the apply being reverted) it does not declare as the revert puts it back.
+    A desired state that does not load is reported, never raised: the revert stands."""
+    from kquota.desired import DesiredStateError, load_desired
+
+    if not paths:
+        return DesiredCheck()
+    shown = tuple(str(p) for p in paths)
+    try:
+        state = load_desired(list(paths))
+    except DesiredStateError as e:
+        first = f"; the first: {e.problems[0]}" if e.problems else ""
+        return DesiredCheck(shown, problem=f"{len(e.problems)} problems{first}")
+    except KquotaError as e:
+        return DesiredCheck(shown, problem=str(e))
+    return DesiredCheck(shown, declared(changes, state.quotas, state.sources))
 
 
 def _bad_records(bad: Sequence[BadRecord]) -> list[str]:
