@@ -124,6 +124,21 @@ def test_phases_off_a_terminal_only_with_verbose_one_line_each() -> None:
     assert code == 1 and "exclude each other" in err
 
 
+def test_root_flags_are_taken_after_the_commands_name_too() -> None:
+    """``kquota plan --no-color``, as Terraform users type it: the same as before the name."""
+    code, text, _ = _on_terminal([*PLAN, "--no-color"], env=_env())
+    assert code == 0 and "{user=alice, client-id=<default>}" in text and "\x1b[" not in text
+    code, _, err = _piped([*PLAN, "-v"], env=_env())
+    assert code == 0
+    assert [line.split(":")[0] for line in err.splitlines()] == ["load", "snapshot", "kquota"]
+    code, _, err = _piped(["plan", "-vv", "--snapshot", str(SNAPSHOT), str(STAGING)], env=_env())
+    assert code == 0 and err.splitlines()[-1].startswith("kquota: finished in ")
+    code, _, err = _piped(["-v", *PLAN, "-q"], env=_env())
+    assert code == 1 and "exclude each other" in err
+    code, out, err = _piped(["dev-broker", "status", "--dir", "nowhere", "-q"], env=_env())
+    assert code == 3 and "not running" in out
+
+
 def test_the_status_line_draws_a_bar_per_response() -> None:
     """A frame of the status line: the phase, its bar from the responses counted so far, and
     the wait once a request has gone unanswered for a second."""

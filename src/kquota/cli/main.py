@@ -75,6 +75,9 @@ class _LazyGroup(click.Group):
             return None
         cmd = importlib.import_module(module).command
         assert isinstance(cmd, click.Command)
+        from kquota.cli.console import accept_root_flags
+
+        accept_root_flags(cmd)
         return cmd
 
 
