@@ -59,6 +59,11 @@ def configure(verbose: int, quiet: bool, no_color: bool) -> None:
         log.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
 
 
+VERBOSE_HELP = "Phases with counts and timings, retries and the total time on stderr (-vv: more)."
+QUIET_HELP = "No progress or phase lines: output and errors."
+NO_COLOR_HELP = "No colour, even on a terminal."
+
+
 def _add_root_flag(ctx: click.Context, param: click.Parameter, value: object) -> None:
     """_add_root_flag: a root flag given after a command's name counts as if given first."""
     if not value or ctx.resilient_parsing:
@@ -89,9 +94,9 @@ def accept_root_flags(command: click.Command) -> None:
     command.kquota_root_flags = True  # type: ignore[attr-defined]
     hidden: dict[str, Any] = {"hidden": True, "expose_value": False, "callback": _add_root_flag}
     command.params += [
-        click.Option(["-v", "--verbose"], count=True, **hidden),
-        click.Option(["-q", "--quiet"], is_flag=True, **hidden),
-        click.Option(["--no-color"], is_flag=True, **hidden),
+        click.Option(["-v", "--verbose"], count=True, help=VERBOSE_HELP, **hidden),
+        click.Option(["-q", "--quiet"], is_flag=True, help=QUIET_HELP, **hidden),
+        click.Option(["--no-color"], is_flag=True, help=NO_COLOR_HELP, **hidden),
     ]
     if isinstance(command, click.Group):
         for sub in command.commands.values():
