@@ -211,6 +211,51 @@ def test_apply_on_a_terminal_colours_its_plan_and_shows_its_phases(
 
 
 @pytest.mark.integration
+def test_apply_asks_for_the_clusters_name_before_removing(
+    kafka_broker: BrokerInfo, tmp_path: Path
+) -> None:
+    """A small plan that only sets is confirmed with y; one that removes a quota value (or
+    alters more than 10 entities) wants the cluster's name typed, and y applies
+    nothing."""
+    from kquota.devbroker.tools import kafka_configs
+
+    user = f"typed-{os.getpid()}"
+    (tmp_path / "kquota.yaml").write_text(
+        f"clusters:\n  dev:\n    kafka: {{bootstrap.servers: '{kafka_broker.bootstrap_servers}'}}\n"
+    )
+    quotas = tmp_path / "quotas"
+    quotas.mkdir()
+
+    def declare(keys: str) -> None:
+        (quotas / "q.yaml").write_text(
+            "apiVersion: kquota/v1\nkind: ClientQuotas\n"
+            f"quotas: [{{match: {{user: {user}}}, set: {{{keys}}}}}]\n"
+        )
+
+    def on_tty(typed: str) -> tuple[int, str]:
+        cmd = [sys.executable, "-m", "kquota", "apply", "--no-lease", "--no-color"]
+        code, text, _ = on_terminal(cmd, cwd=tmp_path, env=_env(), typed=typed)
+        return code, text
+
+    def described() -> str:
+        return kafka_configs(kafka_broker, "--describe", "--user", user).stdout
+
+    declare("request_percentage: 5, producer_byte_rate: 1000")
+    code, text = on_tty("y\n")
+    assert code == 0, text
+    assert "Apply these changes to 1 entities? [y/N]" in text
+    declare("request_percentage: 5")
+    code, text = on_tty("y\n")
+    assert code == 1, text
+    assert "Apply these changes to 1 entities, removing 1 quota values? Type dev to apply" in text
+    assert "not applied: the answer was not dev" in text
+    assert "producer_byte_rate=1000" in described()  # y removed nothing
+    code, text = on_tty("dev\n")
+    assert code == 0 and "committed 1 of 1 entities" in text, text
+    assert "producer_byte_rate" not in described()
+
+
+@pytest.mark.integration
 def test_the_bar_moves_with_every_response(
     kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
