@@ -51,6 +51,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "resolve": 300.0,
     "revert": 300.0,
     "snapshot": 300.0,
+    "topics": 120.0,
 }
 """Default ``--timeout`` per command, in seconds. Generous for a healthy cluster (describe of
 100k entities takes about a second; a 100k-entity apply about ten) and short enough that a

@@ -38,6 +38,7 @@ _COMMANDS: dict[str, str] = {
     "lease": "kquota.cli.lease",
     "revert": "kquota.cli.revert",
     "history": "kquota.cli.history",
+    "topics": "kquota.cli.topics",
 }
 
 
