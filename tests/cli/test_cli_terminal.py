@@ -278,6 +278,61 @@ def test_the_bar_moves_with_every_response(
     assert counted == [10, 10, 10, 10, 10]
 
 
+@pytest.mark.integration
+def test_verify_counts_each_entity_once_and_says_what_it_waits_for(
+    kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large apply's verification first waits for the last entity written: the status
+    line names that wait (its seconds move while the bar is still at 0), and the probe is not
+    counted, so the bar ends at the number of entities, not one past it."""
+    from kquota import deadline
+    from kquota.apply import applier
+    from kquota.kafka.admin import WireAdmin
+    from kquota.model import Entity
+    from kquota.plan.planner import plan as make_plan
+    from kquota.plan.policy import Policy
+
+    counted: list[tuple[str, int]] = []
+    waits: list[list[str]] = []
+
+    real_advance = progress.advance
+
+    def advance(n: int = 1) -> None:
+        step = progress.current()
+        counted.append((step.name if step is not None else "", n))
+        real_advance(n)
+
+    poll = applier._poll
+
+    def recording_poll(*args: object, **kwargs: object) -> None:
+        waits.append([what for _, what, _ in deadline.open_waits()])
+        poll(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(progress, "advance", advance)
+    monkeypatch.setattr(applier, "_poll", recording_poll)
+    n = applier.EXACT_READ_MAX + 10
+    desired = {
+        Entity.of({"user": f"verify-{os.getpid()}-{i}"}): {"producer_byte_rate": 1e3 + i}
+        for i in range(n)
+    }
+    ended: list[progress.Phase] = []
+
+    class Reporter:
+        def started(self, phase: progress.Phase) -> None:
+            pass
+
+        def ended(self, phase: progress.Phase) -> None:
+            ended.append(phase)
+
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin, progress.reporting(Reporter()):
+        report = applier.apply_plan(admin, make_plan(desired, {}, Policy()), poll_interval=0.05)
+    assert report.ok and len(report.committed) == n
+    assert sum(k for name, k in counted if name == "verify") == n
+    assert [p.done for p in ended if p.name == "verify"] == [n]
+    assert applier.LAST_WRITE_SHOWS in waits[0]  # the probe, under its named wait
+    assert applier.LAST_WRITE_SHOWS not in waits[-1]  # the describe-all that counts
+
+
 def test_verbose_shows_kquotas_log_lines_such_as_retries(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
