@@ -201,3 +201,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _BROKER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
+
+
+def _leaves_out_integration(config: pytest.Config) -> bool:
+    """_leaves_out_integration: the run's ``-m`` deselects a test marked only `integration`."""
+    from _pytest.mark.expression import Expression
+
+    expr = config.getoption("markexpr", "")
+    return bool(expr) and not Expression.compile(expr).evaluate(
+        lambda name, **_: name == "integration"
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _offline_runs_start_no_broker(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """A run that leaves out `integration` (scripts/floors) fails if a broker started anyway:
+    a test that starts one itself (``kquota dev-broker start``, ``start_cluster``) takes no
+    broker fixture, so only its marker keeps it out. Every broker the suite starts formats
+    its data folder under the run's temporary root, and Kafka's storage format (KRaft) or
+    first start (ZooKeeper) writes meta.properties there."""
+    yield
+    if not _leaves_out_integration(request.config):
+        return
+    root = tmp_path_factory.getbasetemp()
+    started = sorted(str(p.parent.relative_to(root)) for p in root.rglob("meta.properties"))
+    if started:
+        pytest.fail(
+            f"this run leaves out `integration` ({request.config.getoption('markexpr')}) but "
+            f"a Kafka broker was started in {', '.join(started)} under {root}: mark the test "
+            "that starts it @pytest.mark.integration",
+            pytrace=False,
+        )

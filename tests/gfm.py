@@ -35,6 +35,14 @@ class Node:
     def text(self) -> str:
         return "".join(c if isinstance(c, str) else c.text() for c in self.children)
 
+    def outside_code(self) -> str:
+        """outside_code is the text outside code spans and blocks: where GitHub's own filters
+        (@mention, #123, :emoji:) act on the rendered page."""
+        return "".join(
+            c if isinstance(c, str) else ("" if c.tag == "code" else c.outside_code())
+            for c in self.children
+        )
+
     def all(self, tag: str) -> list[Node]:
         found = []
         for c in self.children:

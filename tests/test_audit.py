@@ -44,6 +44,7 @@ def _events(plan_id: str = "plan-123") -> list[AuditEvent]:
     common: dict[str, Any] = {
         "plan_id": plan_id,
         "cluster": "dev",
+        "cluster_id": "MkU3OEVBNTcwNTJENDM2Qg",
         "git_commit": "0123abcd",
         "actor": "octocat",
         "timestamp": TS,
@@ -138,6 +139,7 @@ def _assert_events_on_topic(broker: BrokerInfo, topic: str, events: list[AuditEv
         "git_commit": "0123abcd",
         "actor": "octocat",
         "cluster": "dev",
+        "cluster_id": "MkU3OEVBNTcwNTJENDM2Qg",
         "kquota_version": __version__,
         "timestamp": TS,
     }
@@ -152,6 +154,7 @@ def _assert_events_on_topic(broker: BrokerInfo, topic: str, events: list[AuditEv
         "git_commit": "0123abcd",
         "actor": "octocat",
         "cluster": "dev",
+        "cluster_id": "MkU3OEVBNTcwNTJENDM2Qg",
         "kquota_version": __version__,
         "timestamp": TS,
     }
@@ -166,6 +169,26 @@ def test_publish_over_plaintext_reads_back_exactly(kafka_broker: BrokerInfo) -> 
     with AuditPublisher(topic, _plain(kafka_broker), timeout=20) as audit:
         audit.publish(events)
     _assert_events_on_topic(kafka_broker, topic, events)
+
+
+def test_signed_events_verify_as_the_trail_reader_reads_them(kafka_broker: BrokerInfo) -> None:
+    from kquota.audit_keys import KEY_ID_HEADER, AuditKeys, Verdict
+    from kquota.history.trail import read_trail
+
+    topic = _fresh_topic(kafka_broker)
+    keys = AuditKeys("k1", {"k1": b"s" * 32})
+    with AuditPublisher(topic, _plain(kafka_broker), timeout=20, signer=keys) as audit:
+        audit.publish(_events())
+    got = _consume(kafka_broker, topic, 2)
+    # The value is the JSON contract as ever: the signature travels in headers.
+    assert [m.value() for m in got] == [e.record().value for e in _events()]
+    assert all((KEY_ID_HEADER, b"k1") in (m.headers() or []) for m in got)
+    trail = read_trail(topic, _plain(kafka_broker), timeout=30, keys=keys)
+    assert [c.verdict for c in trail.changes] == [Verdict.VERIFIED, Verdict.VERIFIED]
+    assert trail.changes[0].cluster_id == "MkU3OEVBNTcwNTJENDM2Qg" and trail.bad == ()
+    other = AuditKeys("k1", {"k1": b"o" * 32})
+    again = read_trail(topic, _plain(kafka_broker), timeout=30, keys=other)
+    assert [c.verdict for c in again.changes] == [Verdict.BAD_SIGNATURE] * 2
 
 
 def test_publish_over_sasl_scram_reads_back_exactly(kafka_broker: BrokerInfo) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kquota.localfile import MiB, UnreadableFile, read_regular
+from kquota.localfile import MiB, UnreadableFile, open_regular, read_regular
 
 _READ = {"limit": MiB, "larger": "split it"}
 
@@ -73,3 +73,34 @@ def test_a_fifo_given_to_any_command_is_refused_without_hanging(
     assert done.returncode == 1, done.stderr
     assert message.format(f=fifo) in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_open_regular_streams_a_regular_file_and_refuses_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "samples.jsonl"
+    path.write_bytes(b"one\ntwo\n")
+    with open_regular(path, limit=8, larger="split it") as f:
+        assert list(f) == [b"one\n", b"two\n"]
+    with pytest.raises(UnreadableFile) as e:
+        open_regular(path, limit=7, larger="split it")
+    assert str(e.value) == (
+        "file too large (8 bytes; the limit is 7 bytes, 6.67572e-06 MiB); allowed: files up to "
+        "6.67572e-06 MiB: split it"
+    )
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(UnreadableFile, match="it is a FIFO"):
+        open_regular(fifo, limit=MiB, larger="split it")  # refused, never opened to block
+
+
+def test_replace_file_replaces_a_planted_symlink_instead_of_writing_through_it(
+    tmp_path: Path,
+) -> None:
+    from kquota.localfile import replace_file
+
+    victim, target = tmp_path / "victim", tmp_path / "record.json"
+    victim.write_text("not kquota's\n")
+    target.symlink_to(victim)
+    replace_file(target, b"{}\n")
+    assert victim.read_text() == "not kquota's\n"
+    assert not target.is_symlink() and target.read_bytes() == b"{}\n"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["record.json", "victim"]

@@ -78,3 +78,68 @@ def test_a_program_target_is_labelled_and_planned_under_its_policy() -> None:
     assert planned.prune and planned.allow_mass_removal
     assert not planned.in_scope(Entity.of({"user": "other"}))
     assert target.policy(prune=False, allow_mass_removal=False).prune is False
+
+
+TWO = """\
+clusters:
+  prod:
+    kafka:
+      bootstrap.servers: Broker-1.example:9093,broker-2.example:9093
+      sasl.password: ${KQUOTA_TEST_UNSET_SECRET}
+    policy: {mode: observe, protect: [{user: svc-*}], ramp: {max_step: 0.5}}
+  staging:
+    kafka: {bootstrap.servers: "staging-1:9092"}
+"""
+
+
+@pytest.mark.parametrize(
+    "servers",
+    [
+        "broker-2.example:9093,broker-1.example:9093",  # order
+        " BROKER-1.example:9093 , broker-2.EXAMPLE:9093 ,broker-1.example:9093",  # case, dupes
+    ],
+)
+def test_bootstrap_servers_of_a_configured_cluster_are_that_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: str
+) -> None:
+    (tmp_path / "kquota.yaml").write_text(TWO)
+    monkeypatch.chdir(tmp_path)
+    target = Target.resolve(bootstrap_server=servers)
+    assert target.label == "prod" and target.unmatched is None
+    policy = target.policy(prune=None, allow_mass_removal=False)
+    assert policy.observe and [m.to_data() for m in policy.protect] == [{"user": "svc-*"}]
+    assert target.cluster is not None and target.cluster.policy.ramp is not None
+    # the flags connect: the cluster's ${VAR} secret is not asked for
+    assert target.client_properties() == {"bootstrap.servers": servers}
+
+
+def test_servers_of_no_cluster_are_said_so_and_of_two_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "kquota.yaml").write_text(TWO)
+    monkeypatch.chdir(tmp_path)
+    other = Target.resolve(bootstrap_server="broker-1.example:9093")  # a subset is not it
+    assert other.cluster is None and other.unmatched is not None
+    assert other.unmatched.startswith("--bootstrap-server 'broker-1.example:9093' is none of")
+    (tmp_path / "kquota.yaml").write_text(
+        TWO + '  copy:\n    kafka: {bootstrap.servers: "staging-1:9092"}\n'
+    )
+    with pytest.raises(UsageError, match="servers of clusters copy and staging in .*guess"):
+        Target.resolve(bootstrap_server="staging-1:9092")
+    # Named as one cluster with another's servers: one cluster, one policy.
+    with pytest.raises(UsageError, match="--cluster staging: .* those of cluster prod"):
+        Target.resolve(cluster_name="staging", bootstrap_server="broker-1.example:9093,"
+                       "broker-2.example:9093")  # fmt: skip
+
+
+def test_a_program_reaching_a_configured_cluster_gets_its_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "kquota.yaml").write_text(TWO)
+    monkeypatch.chdir(tmp_path)
+    servers = {"bootstrap.servers": "broker-2.example:9093,broker-1.example:9093"}
+    by_servers = Target.live(servers, policy=Policy())
+    assert by_servers.label == "prod"
+    assert by_servers.policy(prune=None, allow_mass_removal=False).observe
+    by_name = Target.live({"bootstrap.servers": "tunnel:1"}, name="prod")
+    assert by_name.policy(prune=None, allow_mass_removal=False).observe

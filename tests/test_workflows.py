@@ -267,3 +267,74 @@ def test_example_quota_files_use_the_canonical_form() -> None:
         doc = yaml.safe_load(f.read_text(encoding="utf-8"))
         assert doc["apiVersion"] == "kquota/v1" and doc["kind"] == "ClientQuotas", f
         assert all(set(q) == {"match", "set"} for q in doc["quotas"]), f
+
+
+# --- the project's own CI runs where it runs --------------------------------------------------
+
+
+SUITE = re.compile(r"scripts/check|scripts/floors|\bpytest\b")
+
+
+def _suite_runs() -> Iterator[tuple[str, str, str]]:
+    """(workflow, job, command line) of every line of the project's workflows that runs the
+    test suite."""
+    for path in sorted(PROJECT_WORKFLOWS.glob("*.yml")):
+        for name, job in _load(path)["jobs"].items():
+            for step in job.get("steps", []):
+                for line in step.get("run", "").splitlines():
+                    if SUITE.search(line):
+                        yield path.name, name, line.strip()
+
+
+def test_every_suite_run_on_a_non_root_runner_leaves_out_the_image() -> None:
+    """GitHub's runners run steps as a user that is not root, and buildah builds the image only
+    as root: a suite run there that selects the `container` marker cannot pass. Only a step
+    under sudo may build the image (ci.yml's container job)."""
+    from test_floors import floors_expression, selects
+
+    runs = list(_suite_runs())
+    assert {(w, j) for w, j, _ in runs} >= {
+        ("ci.yml", "check"),
+        ("ci.yml", "floors"),
+        ("newest.yml", "newest"),
+    }, runs
+    for workflow, job, line in runs:
+        if line.startswith("sudo "):
+            continue
+        given = re.findall(r"-m '([^']+)'", line)
+        if "scripts/floors" in line:
+            assert not given, f"{workflow} {job}: a -m replaces scripts/floors' own: {line}"
+            given = [floors_expression()]
+        assert len(given) == 1, f"{workflow} {job}: runs the suite with every marker: {line}"
+        assert not selects(given[0], {"container"}), f"{workflow} {job}: {line}"
+        assert selects(given[0], set()), f"{workflow} {job}: selects no plain test: {line}"
+    # Where the image is built, it is built as root.
+    container = _load(PROJECT_WORKFLOWS / "ci.yml")["jobs"]["container"]
+    assert any(
+        s.get("run", "").startswith("sudo -E ./scripts/container-check") for s in container["steps"]
+    )
+
+
+def test_every_job_that_runs_actionlint_has_go() -> None:
+    """scripts/actionlint builds actionlint with Go, and tests/test_workflows.py runs it in
+    every suite run: each job that runs the suite sets Go up."""
+    jobs = {(w, j) for w, j, _ in _suite_runs()}
+    for workflow, job in jobs:
+        steps = _load(PROJECT_WORKFLOWS / workflow)["jobs"][job]["steps"]
+        assert any(s.get("uses", "").startswith("actions/setup-go@") for s in steps), (
+            workflow,
+            job,
+        )
+
+
+def test_only_the_newest_job_installs_unpinned_packages() -> None:
+    """Every other install comes from a lock with hashes (scripts/venv-from-lock); newest.yml
+    installs the newest allowed versions on purpose."""
+    for path in sorted(PROJECT_WORKFLOWS.glob("*.yml")):
+        for name, job in _load(path)["jobs"].items():
+            if (path.name, name) == ("newest.yml", "newest"):
+                continue
+            for step in job.get("steps", []):
+                for line in step.get("run", "").splitlines():
+                    if re.search(r"pip3? install|-m pip install", line):
+                        assert "--require-hashes" in line, f"{path.name} {name}: {line.strip()}"

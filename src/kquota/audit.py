@@ -6,9 +6,12 @@ wire codec only speaks the quota admin RPCs. One record per altered entity:
 - key: the entity in canonical JSON (sorted type names, ``null`` = default entity), so every
   change to one entity lands in one partition, in order, and a compacted topic keeps the last;
 - value: UTF-8 JSON, ``event_type``, ``entity``, ``ops`` (key, before, after, remove),
-  ``plan_id``, ``git_commit``, ``actor``, ``cluster``, ``kquota_version``, ``timestamp``;
+  ``plan_id``, ``git_commit``, ``actor``, ``cluster``, ``cluster_id``, ``kquota_version``,
+  ``timestamp``;
 - headers (KIP-82): ``event-type``, ``plan-id`` (when there is one), ``content-type``,
-  so consumers can route without parsing the value.
+  so consumers can route without parsing the value; with signing keys configured, also
+  ``kquota-key-id`` and ``kquota-signature``, an HMAC over the value's canonical form
+  (:mod:`kquota.audit_keys`).
 
 Decisions:
 
@@ -43,6 +46,7 @@ from typing import Any, ClassVar, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
+from kquota.audit_keys import AuditKeys
 from kquota.closing import ClosesOnExit
 from kquota.errors import KquotaError
 from kquota.kafka.librdkafka import (
@@ -128,6 +132,8 @@ class AuditRecord:
 class Event(Protocol):
     """Event is anything :class:`AuditPublisher` can publish."""
 
+    def payload(self) -> dict[str, Any]: ...
+
     def record(self) -> AuditRecord: ...
 
 
@@ -176,6 +182,8 @@ class AuditEvent:
     actor: str | None = None
     kquota_version: str = __version__
     timestamp: str = field(default_factory=utc_timestamp)
+    cluster_id: str | None = None
+    """The Kafka cluster id the apply was committed to: what revert checks the target by."""
 
     @classmethod
     def from_alteration(
@@ -187,6 +195,7 @@ class AuditEvent:
         git_commit: str | None,
         actor: str | None,
         timestamp: str | None = None,
+        cluster_id: str | None = None,
     ) -> AuditEvent:
         """from_alteration builds the event for a committed plan alteration (entity + ops).
 
@@ -210,6 +219,7 @@ class AuditEvent:
             git_commit=git_commit,
             actor=actor,
             timestamp=timestamp or utc_timestamp(),
+            cluster_id=cluster_id,
         )
 
     def payload(self) -> dict[str, Any]:
@@ -222,6 +232,7 @@ class AuditEvent:
             "git_commit": self.git_commit,
             "actor": self.actor,
             "cluster": self.cluster,
+            "cluster_id": self.cluster_id,
             "kquota_version": self.kquota_version,
             "timestamp": self.timestamp,
         }
@@ -329,7 +340,8 @@ class AuditPublisher(ClosesOnExit):
     cluster cannot hang the process on exit.
 
     ``producer_config`` is kquota's client properties (see :func:`producer_config`) or an
-    already mapped librdkafka config; ``timeout`` bounds one :meth:`publish` call.
+    already mapped librdkafka config; ``timeout`` bounds one :meth:`publish` call; with
+    ``signer`` every record carries the headers that sign it.
     """
 
     def __init__(
@@ -338,11 +350,13 @@ class AuditPublisher(ClosesOnExit):
         producer_config: Mapping[str, str],
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        signer: AuditKeys | None = None,
     ) -> None:
         problem = topic_name_problem(topic)
         if problem is not None:
             raise AuditError(problem)
         self.topic = topic
+        self.signer = signer
         config = _map_config(producer_config, timeout)
         self._config = config
         self._timeout = timeout
@@ -447,7 +461,7 @@ class AuditPublisher(ClosesOnExit):
         """
         producer = self._require_open()
         try:
-            records = [event.record() for event in events]
+            records = [self._signed(event) for event in events]
         except ValueError as e:
             raise AuditError(f"an audit event cannot be encoded as JSON: {e}") from None
         if not records:
@@ -487,6 +501,15 @@ class AuditPublisher(ClosesOnExit):
         if missing == 0:
             return
         raise AuditError(self._failure_message(missing, len(records), failures, remaining))
+
+    def _signed(self, event: Event) -> AuditRecord:
+        record = event.record()
+        if self.signer is None:
+            return record
+        signature = self.signer.headers(event.payload())
+        return AuditRecord(
+            record.key, record.value, [*record.headers, *signature], record.timestamp_ms
+        )
 
     def _produce(
         self,

@@ -48,16 +48,19 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "lease": 60.0,
     "history": 120.0,
     "plan": 300.0,
+    "recommend": 3600.0,
     "resolve": 300.0,
     "revert": 300.0,
     "snapshot": 300.0,
     "topics": 120.0,
+    "usage": 3600.0,
 }
 """Default ``--timeout`` per command, in seconds. Generous for a healthy cluster (describe of
 100k entities takes about a second; a 100k-entity apply about ten) and short enough that a
 hung broker fails a CI job in minutes, not at the job's own limit. Fleet commands read files,
 not a cluster: an hour is several times a 10-million-entity fleet plan on two cores, and
-bounds a Spark cluster that never gives the job an executor."""
+bounds a Spark cluster that never gives the job an executor. ``usage`` and ``recommend`` read
+a window of samples (millions of rows in process): an hour, like a fleet's files."""
 
 
 class DeadlineExceeded(KquotaError):

@@ -42,6 +42,13 @@ def number(value: float, *, long_range: bool = False) -> str:
     return repr(value)
 
 
+def cut(shown: str, limit: int) -> str:
+    """cut is text already made safe, no longer than ``limit`` characters: a field read from
+    somewhere anyone can write (the audit trail) is shown at a readable length, with ``…``
+    where it was cut."""
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
 def _hides(text: str) -> bool:
     return any(invisible(c) for c in text)
 

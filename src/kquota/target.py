@@ -9,6 +9,16 @@ Where the current state comes from, in order:
   policy. With a snapshot the cluster still supplies folders and policy; with a bootstrap
   server that address overrides its own.
 
+One policy for a cluster, however it is named (issue 33): a ``bootstrap_server`` that is the
+bootstrap servers of a cluster of ``kquota.yaml`` (the same set of addresses: order, spacing,
+duplicates and the case of host names do not count; no DNS is asked) is that cluster, as if
+named: its policy (scope, prune, protected principals, capacity guard, observe mode, ramp),
+folders and audit topic apply; only its client properties do not (the flags say how to
+connect). Servers that are two clusters' are refused, naming both (which policy would be a
+guess); servers that are none of them are said so (:attr:`Target.unmatched`). With
+``--cluster`` as well, servers that are another cluster's (and not the named one's) are
+refused. The library's :meth:`Target.live` goes the same way through ``./kquota.yaml``.
+
 When ``kquota.yaml`` defines exactly one cluster and neither a cluster nor a bootstrap server
 is given, that cluster is used: the common one-repo-one-cluster case needs no flags. With
 several clusters, one must be named (its policy would otherwise be silently replaced by the
@@ -31,11 +41,12 @@ from typing import TYPE_CHECKING
 
 from kquota import progress
 from kquota.config.file import find_config
-from kquota.errors import UsageError
+from kquota.errors import KquotaError, UsageError
 from kquota.model import QuotaState
 from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
+    from kquota.audit_keys import AuditKeys
     from kquota.config.project import ClusterConfig, ProjectConfig
     from kquota.kafka.admin import WireAdmin
     from kquota.kafka.config import ClientConfig
@@ -68,6 +79,12 @@ class Target:
     named_servers: Mapping[str, str] = field(default_factory=dict, repr=False)
     """The bootstrap servers of each cluster of kquota.yaml, by name (read with it, once): a
     saved plan may record the cluster by either."""
+    policy_only: bool = False
+    """The cluster was found by its bootstrap servers (or a program's name for it), not named
+    with ``--cluster``: its policy applies, its client properties do not (the operator's flags
+    or the program's properties say how to connect)."""
+    unmatched: str | None = None
+    """What to warn when a kquota.yaml is present but the servers are none of its clusters."""
 
     def __repr__(self) -> str:
         shown = mask(self.properties)
@@ -94,7 +111,23 @@ class Target:
         check.optional(name, str, "Target.live: name", "a str")
         check.optional(policy, Policy, "Target.live: policy", "a kquota.Policy")
         target = cls.from_options(None, None, properties)
-        return dataclasses.replace(target, cluster_name=name, base_policy=policy)
+        target = dataclasses.replace(target, cluster_name=name, base_policy=policy)
+        path = find_config()
+        if path is None:
+            return target
+        from kquota.config.project import load_config
+
+        # One policy for a cluster however it is named: a program reaching a cluster of
+        # ./kquota.yaml (by its name or its servers) plans and applies under that policy.
+        config = load_config(path)
+        servers = target.client_properties()["bootstrap.servers"]
+        if name is not None and name in config.clusters:
+            found = matching(config, servers)
+            if found and name not in found:
+                raise UsageError(_other_cluster(name, found, config.path))
+            return dataclasses.replace(target, cluster=config.clusters[name], policy_only=True)
+        found_target = _by_servers(target, config, servers, "Target.live: bootstrap.servers")
+        return dataclasses.replace(found_target, cluster_name=name or found_target.cluster_name)
 
     @classmethod
     def of_snapshot(
@@ -180,9 +213,17 @@ class Target:
                 "or --cluster NAME"
             )
         named = {} if config is None else configured(config)
-        return cls(
+        target = cls(
             snapshot, bootstrap_server, command_config, cluster_name, cluster, named_servers=named
         )
+        if config is None or bootstrap_server is None:
+            return target
+        if cluster_name is not None:
+            found = matching(config, bootstrap_server)
+            if found and cluster_name not in found:
+                raise UsageError(_other_cluster(cluster_name, found, config.path))
+            return target
+        return _by_servers(target, config, bootstrap_server, "--bootstrap-server")
 
     @property
     def label(self) -> str | None:
@@ -200,6 +241,11 @@ class Target:
     def audit_topic(self) -> str | None:
         """audit_topic is the configured cluster's audit topic, if any."""
         return self.cluster.audit_topic if self.cluster is not None else None
+
+    def audit_keys(self) -> AuditKeys | None:
+        """audit_keys are the configured cluster's audit signing keys (None: none configured,
+        or no kquota.yaml cluster); read from the environment when first asked for."""
+        return self.cluster.audit_keys() if self.cluster is not None else None
 
     def policy(
         self,
@@ -251,7 +297,7 @@ class Target:
 
         props: dict[str, str] = dict(self.properties)
         provenance = Provenance()
-        if self.cluster is not None:
+        if self.cluster is not None and not self.policy_only:
             from_cluster = self.cluster.client_properties()
             props.update(from_cluster)
             provenance = provenance.merged(self.cluster.provenance(), from_cluster)
@@ -312,6 +358,76 @@ class Target:
             state, cluster_id = admin.describe_all(), admin.cluster_id()
             step.count = len(state)
         return state, Origin(self.label, cluster_id)
+
+
+def same_servers(text: str) -> frozenset[tuple[str, int]]:
+    """same_servers is a bootstrap servers list as a set of (host, port): order, spacing,
+    duplicates and the case of host names do not count, and no name is resolved (two names
+    of one host are two clusters here). Empty when the list is not valid."""
+    from kquota.kafka.config import parse_bootstrap_servers, split_host_port
+
+    try:
+        servers = parse_bootstrap_servers(text)
+        return frozenset((h.lower(), p) for h, p in map(split_host_port, servers))
+    except KquotaError:
+        return frozenset()
+
+
+def matching(config: ProjectConfig, servers: str) -> list[str]:
+    """matching: the clusters of kquota.yaml whose bootstrap servers are ``servers``, sorted
+    (a cluster whose servers are read from an unset ``${VAR}`` matches nothing)."""
+    wanted = same_servers(servers)
+    if not wanted:
+        return []
+    found = []
+    for name, cluster in sorted(config.clusters.items()):
+        raw = cluster.kafka["bootstrap.servers"]
+        if "${" in raw:
+            try:
+                raw = cluster.client_properties()["bootstrap.servers"]
+            except KquotaError:
+                continue
+        if same_servers(raw) == wanted:
+            found.append(name)
+    return found
+
+
+def _by_servers(target: Target, config: ProjectConfig, servers: str, given: str) -> Target:
+    """_by_servers: ``target`` as the cluster of kquota.yaml its servers are, if one."""
+    from kquota.display import safe_text
+    from kquota.kafka.config import redact_address
+
+    if not same_servers(servers):
+        return target  # not addresses at all: the client configuration says what is wrong
+    shown = safe_text(",".join(redact_address(s.strip()) for s in servers.split(",")))
+    found = matching(config, servers)
+    if len(found) > 1:
+        raise UsageError(
+            f"{given} {shown!r} is the bootstrap servers of clusters "
+            f"{' and '.join(map(safe_text, found))} in {config.path}: whose policy applies "
+            "would be a guess; name one with --cluster NAME (or Target.live(name=...))"
+        )
+    if not found:
+        names = ", ".join(map(safe_text, sorted(config.clusters))) or "none"
+        return dataclasses.replace(
+            target,
+            unmatched=f"{given} {shown!r} is none of the clusters of {config.path}"
+            f" ({names}): the default policy applies, not a configured cluster's",
+        )
+    name = found[0]
+    return dataclasses.replace(
+        target, cluster_name=name, cluster=config.clusters[name], policy_only=True
+    )
+
+
+def _other_cluster(name: str, found: list[str], path: Path) -> str:
+    from kquota.display import safe_text
+
+    return (
+        f"--cluster {safe_text(name)}: the bootstrap servers given are those of cluster "
+        f"{' and '.join(map(safe_text, found))} in {path}, not {safe_text(name)}'s: one "
+        "cluster, one policy; name the cluster the servers are"
+    )
 
 
 def configured(config: ProjectConfig) -> dict[str, str]:

@@ -13,6 +13,7 @@ import pytest
 import kquota
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
+from kquota.kafka.admin import WireAdmin
 
 pytestmark = pytest.mark.integration
 
@@ -101,8 +102,17 @@ def test_async_admin_and_keyword_properties(kafka_broker: BrokerInfo) -> None:
 def test_refusal_is_the_clis_error(
     kafka_broker: BrokerInfo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with kquota.QuotaAdmin({"bootstrap.servers": kafka_broker.bootstrap_servers}) as admin:
-        (result,) = admin.alter([({"other": "x"}, {PBR: 1})])
+    # The wire client sends an entity type the broker does not know (the library checks it
+    # first, see test_invalid_alterations_send_nothing): the broker's refusal, per entity.
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
+        (result,) = admin.alter(
+            [
+                kquota.QuotaAlteration(
+                    kquota.Entity.of({"other": "x"}), (kquota.QuotaOp.set(PBR, 1),)
+                )
+            ],
+            validate_only=False,
+        )
     assert not result.ok and result.error_name == "INVALID_REQUEST"
     with pytest.raises(kquota.AlterationFailed) as raised:
         result.raise_for_error()
@@ -122,6 +132,15 @@ def test_refusal_is_the_clis_error(
         (kquota.QuotaAlteration({"user": "a"}, (kquota.QuotaOp(PBR),)), "has no value"),  # type: ignore[arg-type]
         (kquota.QuotaAlteration({"user": "a"}, (kquota.QuotaOp.set(RP, -1),)), "greater than 0"),  # type: ignore[arg-type]
         ("user=a", "an alteration is a QuotaAlteration or a pair"),
+        (
+            ({"other": "x"}, {PBR: 1}),
+            "{other=x}: unknown entity type 'other'; allowed: user, client-id, ip",
+        ),
+        (
+            ({"ip": "db.example.com"}, {"connection_creation_rate": 1}),
+            "{ip=db.example.com}: ip 'db.example.com' is not an IP address (hostnames are refused",
+        ),
+        (({"ip": "fe80::1%eth0"}, {"connection_creation_rate": 1}), "has a zone id"),
     ],
 )
 def test_invalid_alterations_send_nothing(alteration: object, message: str) -> None:
@@ -151,9 +170,49 @@ def test_connection_and_property_errors() -> None:
     [
         ({"user": None}, "user is the default entity"),
         ({"group": "g"}, "resolve takes user, client-id and ip; not group"),
+        ({"ip": "gateway.local"}, "resolve: ip 'gateway.local' is not an IP address"),
     ],
 )
 def test_resolve_needs_names(entity: dict[str, str | None], message: str) -> None:
     admin = kquota.QuotaAdmin({"bootstrap.servers": "127.0.0.1:1"})
     with admin, pytest.raises(kquota.UsageError, match=message):
         admin.resolve(entity)
+
+
+def test_describe_refuses_an_unknown_entity_type_before_sending() -> None:
+    # Port 1 is closed: a request sent would be a connection error, not this UsageError.
+    admin = kquota.QuotaAdmin({"bootstrap.servers": "127.0.0.1:1"})
+    with admin, pytest.raises(kquota.UsageError) as raised:
+        admin.describe({"user": "a", "group": "g"})
+    assert str(raised.value) == (
+        "describe: unknown entity type 'group'; allowed: user, client-id, ip"
+    )
+
+
+def test_a_quota_admin_shared_between_threads_says_so_and_never_hangs(
+    kafka_broker: BrokerInfo,
+) -> None:
+    import threading
+
+    with kquota.QuotaAdmin({"bootstrap.servers": kafka_broker.bootstrap_servers}) as admin:
+        admin.describe_all()
+        raised: list[BaseException] = []
+
+        def other() -> None:
+            try:
+                admin.describe_all()
+            except BaseException as e:  # noqa: BLE001 - handed to the test's thread
+                raised.append(e)
+
+        worker = threading.Thread(target=other, name="worker-2")
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive(), "the second thread's call hung"
+        (error,) = raised
+        assert isinstance(error, kquota.UsageError)
+        assert str(error) == (
+            "QuotaAdmin is one thread's client: this one belongs to thread 'MainThread', not "
+            "'worker-2'; give each thread its own QuotaAdmin (or share one AsyncQuotaAdmin "
+            "within one event loop)"
+        )
+        assert isinstance(admin.describe_all(), dict)  # still its own thread's client

@@ -148,6 +148,18 @@ def test_status_lines_show_holder_since_and_until_with_the_date() -> None:
     ]
 
 
+def test_bad_records_are_counted_and_the_first_named_in_status() -> None:
+    bad = (
+        LeaseRecord("x", 0, offset=4, bad="its ttl_ms is not a whole number of milliseconds"),
+        LeaseRecord("y", 0, offset=9, bad="not a kquota lease record (not JSON)"),
+    )
+    assert status_lines(LeaseState("t", True, None, 12, bad)) == [
+        "apply lease on topic t: free",
+        "  ignored: 2 bad records (offset 4: its ttl_ms is not a whole number of milliseconds "
+        "and 1 more); a bad record never holds the lease",
+    ]
+
+
 class fake_lost_lease:  # noqa: N801 - stands for a HeldLease whose renewer found it lost
     def __init__(self, lost_at_check: int) -> None:
         self.checks, self.lost_at_check = 0, lost_at_check

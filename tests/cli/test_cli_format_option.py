@@ -28,10 +28,22 @@ EXPECTED: dict[str, tuple[str, list[str], str | None, str]] = {
     "fleet apply": ("fmt", ["text", "json", "markdown"], "text", "The rollout report's format."),
     "history": ("fmt", ["text", "json"], "text", "Output format."),
     "plan": ("fmt", ["text", "json", "markdown"], "text", PLAN_HELP),
+    "recommend": (
+        "fmt",
+        ["text", "json", "markdown"],
+        "text",
+        "Output format of the proposals.",
+    ),
     "resolve": ("fmt", ["text", "json"], "text", "Output format."),
     "revert": ("fmt", ["text", "json", "markdown"], "text", "How to show the inverse plan."),
     "show": ("fmt", ["text", "json", "markdown"], "text", PLAN_HELP),
     "snapshot": ("fmt", ["json", "jsonl", "parquet"], None, "Default: from --out's suffix."),
+    "usage": (
+        "fmt",
+        ["text", "json", "markdown"],
+        "text",
+        "Output format (markdown for a pull request).",
+    ),
 }
 
 

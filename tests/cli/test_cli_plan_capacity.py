@@ -133,3 +133,29 @@ def test_bad_capacity_settings_name_file_and_line(repo: Path, setting: str, said
     code, _, err = run(*BASE)
     assert code == 1
     assert said in err
+
+
+@pytest.mark.parametrize(
+    ("bob", "stops"),
+    [("10MiB", False), ("10485761", True)],
+    ids=["exactly-the-maximum", "one-byte-over"],
+)
+def test_the_guard_stops_above_the_maximum_not_at_it(repo: Path, bob: str, stops: bool) -> None:
+    # alice 20 MiB + bob against 10 MiB of ingress: 3.00x is the maximum itself, allowed
+    # ("above the maximum" stops, docs/capacity.md); one byte more is above it.
+    (repo / "quotas" / "main.yaml").write_text(
+        DESIRED.replace("40MiB", "20MiB").replace("5MiB", bob)
+    )
+    code, out, err = run(*BASE, "--format", "json")
+    capacity = json.loads(out)["capacity"]
+    (row,) = [k for k in capacity["keys"] if k["key"] == "producer_byte_rate"]
+    assert row["after"]["sum"] == 20 * 1024 * 1024 + (10 * 1024 * 1024 + stops)
+    if stops:
+        assert code == 1
+        assert capacity["oversubscription_stops"] == [
+            "producer_byte_rate: known principals' quotas add up to 3.00x one broker's "
+            "capacity (was 1.00x), over max_oversubscription=3"
+        ]
+    else:
+        assert code == 0, err
+        assert capacity["oversubscription_stops"] == []

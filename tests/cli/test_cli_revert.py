@@ -85,3 +85,21 @@ def test_fleet_apply_reads_every_plan_before_anything_starts(
     assert code != 0 and "fleet apply: nothing was applied" in err
     assert "a: plans/a.plan.json: format_version: missing" in err
     assert "kquota.yaml: no cluster named 'b' (clusters: a)" in err
+
+
+def test_revert_out_never_replaces_an_input_nor_an_existing_file_without_force(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kquota.yaml").write_text(
+        "clusters:\n  a: {kafka: {bootstrap.servers: '127.0.0.1:1'}, audit_topic: t}\n"
+    )
+    (tmp_path / "undo.json").symlink_to(tmp_path / "kquota.yaml")  # planted
+    code, _, err = run_kquota(["revert", "--cluster", "a", "--last", "--out", "undo.json"], capsys)
+    assert code != 0 and "undo.json: is this command's config (" in err
+    assert "an output never replaces an input" in err
+    (tmp_path / "undo.json").unlink()
+    (tmp_path / "undo.json").write_text("earlier\n")
+    code, _, err = run_kquota(["revert", "--cluster", "a", "--last", "--out", "undo.json"], capsys)
+    assert code != 0 and "undo.json: already exists; --force replaces it" in err
+    assert (tmp_path / "undo.json").read_text() == "earlier\n"

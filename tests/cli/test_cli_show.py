@@ -70,6 +70,40 @@ def test_show_uses_the_recorded_clusters_policy(
     assert code == 1 and "outside the cluster's ownership scope" in err
 
 
+def test_show_gives_the_observe_mode_refusal_of_a_plan_recorded_by_its_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads(GOOD.read_text())
+    doc["cluster"] = "LocalHost:1, localhost:1"  # the servers kquota.yaml has, spelled otherwise
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(doc))
+    config = "clusters:\n  local:\n    kafka: {bootstrap.servers: 'localhost:1'}\n"
+    (tmp_path / "kquota.yaml").write_text(config + "    policy: {mode: observe}\n")
+    code, out, err = run_kquota(["show", str(plan), "--format", "json"], capsys)
+    assert code == 0
+    json.loads(out)  # standard output stays the plan
+    assert (
+        f"warning: {plan}: cluster LocalHost:1, localhost:1 is in observe mode (policy.mode: "
+        "observe in kquota.yaml): plan, drift and export work as usual, apply does not write; "
+        "set policy.mode: manage to apply; apply will refuse this plan\n"
+    ) in err
+    (tmp_path / "kquota.yaml").write_text(
+        config
+        + "    policy: {observe: [{user: alice}], protect: [{user: 'svc-*'}], "
+        "capacity: {max_observe: 1}}\n".replace("max_observe", "max_oversubscription")
+    )
+    code, out, err = run_kquota(["show", str(plan)], capsys)
+    assert code == 0, err
+    assert "the plan alters 1 entities in an observed scope" in err
+    assert "{user=alice}" in err and "apply will refuse this plan" in err
+    assert (
+        f"note: {plan}: apply resolves the protected principals (user=svc-*) on the live "
+        "cluster; its verdict is not in the file\n"
+    ) in err
+    assert "apply counts the capacity guard (max_oversubscription=1) from the live brokers'" in err
+
+
 HOSTILE = sorted(
     p
     for p in CORPUS.glob("*.json")
@@ -169,3 +203,49 @@ def test_show_says_the_protected_verdict_is_taken_live(
     code, out, err = run_kquota(["show", str(plan)], capsys)
     assert code == 0 and "Impact" not in out  # the file's values count for nothing
     assert f"note: {plan}: names 1 principals whose effective quotas apply checks again" in err
+
+
+DENSE = 12_000
+"""Values in a doctored file's padding: past the lowered limit below, a few bytes each."""
+
+
+def _values(path: Path) -> int:
+    data = path.read_bytes()
+    return data.count(b",") + data.count(b"[") + data.count(b"{")
+
+
+def _dense(path: Path, data: dict[str, object], field: str) -> None:
+    # An ignored field of empty lists: the cheapest bytes, the dearest memory once parsed.
+    path.write_text(json.dumps({**data, field: [[]] * DENSE}))
+
+
+def test_a_plan_too_dense_to_hold_in_memory_is_refused_before_it_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kquota.planfile.reader as reader
+
+    monkeypatch.setattr(reader, "MAX_PLAN_VALUES", 10_000, raising=False)
+    plan = tmp_path / "plan.json"
+    _dense(plan, json.loads(GOOD.read_text()), "lookalikes")
+    for argv in (["show", str(plan)], ["apply", str(plan), "--bootstrap-server", "127.0.0.1:1"]):
+        code, out, err = run_kquota(argv, capsys)
+        assert code == 1 and out == "", out + err
+        assert err == (
+            f"error: {plan}: too many JSON values to read ({_values(plan)} counted, by commas "
+            "and brackets; the limit is 10000, about 1.5 million alterations): a file this "
+            "dense would exhaust memory before it could be checked; allowed: plan a smaller "
+            "change\nnothing was applied\n"
+        )
+
+
+def test_a_fleet_summary_too_dense_to_hold_in_memory_is_refused(
+    fleet_out: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kquota.planfile.reader as reader
+
+    monkeypatch.setattr(reader, "MAX_PLAN_VALUES", 10_000, raising=False)
+    summary = fleet_out / "fleet-plan.json"
+    _dense(summary, json.loads(summary.read_text()), "padding")
+    code, out, err = run_kquota(["show", str(summary)], capsys)
+    assert code == 1 and out == "", out + err
+    assert err.startswith(f"error: {summary}: too many JSON values to read (")

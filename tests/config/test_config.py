@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -135,3 +136,52 @@ def test_unknown_cluster_and_find(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert find_config() == tmp_path / "kquota.yaml"
     (tmp_path / "sub").mkdir()
     assert find_config(tmp_path / "sub") is None
+
+
+SIGNING = """\
+clusters:
+  prod:
+    kafka: {bootstrap.servers: 'b:9092'}
+    audit_signing:
+      key_id: k2
+      keys: {k1: '${KQ_AUDIT_K1}', k2: '${KQ_AUDIT_K2}'}
+"""
+
+
+def test_audit_signing_keys_come_from_the_environment(tmp_path: Path) -> None:
+    prod = load_config(write(tmp_path, SIGNING)).cluster("prod")
+    env = {"KQ_AUDIT_K1": "a" * 32, "KQ_AUDIT_K2": "b" * 40}
+    keys = prod.audit_keys(env)
+    assert keys is not None and keys.signing == "k2" and keys.ids == ("k1", "k2")
+    assert keys.keys["k2"] == b"b" * 40
+    text = repr(load_config(write(tmp_path, SIGNING))) + repr(keys)
+    assert "a" * 32 not in text and "KQ_AUDIT_K1" not in text
+    with pytest.raises(ConfigError) as err:
+        prod.audit_keys({"KQ_AUDIT_K1": "a" * 32})
+    assert "environment variable KQ_AUDIT_K2 is not set (audit signing key 'k2')" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        prod.audit_keys({"KQ_AUDIT_K1": "a" * 32, "KQ_AUDIT_K2": "short-secret"})
+    assert "key 'k2' is 12 bytes long; at least 32 are needed" in str(err.value)
+    assert "short-secret" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("signing", "message"),
+    [
+        (
+            "{key_id: k1, keys: {k1: 'a-literal-key-a-literal-key-a-literal-key'}}",
+            "give the key as ${VAR}",
+        ),
+        ("{key_id: k3, keys: {k1: '${K1}'}}", "key_id 'k3' is not one of its keys (k1)"),
+        ("{key_id: 'k 1', keys: {k1: '${K1}'}}", "allowed are 1 to 64 ASCII letters"),
+        ("{key_id: k1, keys: {}}", "at least 1 item"),
+    ],
+)
+def test_audit_signing_is_checked_with_file_and_line(
+    tmp_path: Path, signing: str, message: str
+) -> None:
+    text = f"clusters:\n  a:\n    kafka: {{bootstrap.servers: x}}\n    audit_signing: {signing}\n"
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, text))
+    assert re.search(r"kquota\.yaml:4:\d+: clusters\.a\.audit_signing", str(err.value))
+    assert message in str(err.value) and "a-literal-key" not in str(err.value)

@@ -56,13 +56,14 @@ def test_every_problem_with_line_column_and_what_is_allowed(tmp_path: Path) -> N
         "allowed: a number from 0 to 1",
         "12:13: clusters.prod.policy.mode: 'watch' is not allowed; allowed: manage, observe",
         "13:7: clusters.prod.policy.typo: unknown field 'typo'; allowed: scope, prune, "
-        "max_removals, max_removal_fraction, protect, capacity, mode, observe, ramp",
+        "max_removals, max_removal_fraction, protect, capacity, usage, mode, observe, ramp",
         "14:15: clusters.prod.platform: 'k8s' is not allowed; allowed: kafka, strimzi",
         "16:5: clusters.dev: missing field 'kafka' (required)",
         "16:14: clusters.dev.desired: 'quotas' is not a list; "
         "allowed: a list ([a, b] or one '- item' a line)",
         "17:7: clusters.qa: 3 is not a mapping; allowed: a mapping of fields kafka, desired, "
-        "audit_topic, policy, capacity, platform, strimzi_quotas_type, kafka_users",
+        "audit_topic, audit_signing, policy, capacity, quota_window, platform, "
+        "strimzi_quotas_type, kafka_users",
         "18:1: extra: unknown field 'extra'; allowed: clusters, rollout",
     ]
     text = str(err.value)

@@ -34,6 +34,7 @@ def _port(addr: str) -> int:
     return int(addr.rsplit(":", 1)[1])
 
 
+@pytest.mark.integration
 def test_start_status_restart_stop_leaves_nothing_running(tmp_path: Path) -> None:
     broker_dir = tmp_path / "b"
     started = _kquota(

@@ -48,6 +48,7 @@ def _port(addr: str) -> int:
     return int(addr.rsplit(":", 1)[1])
 
 
+@pytest.mark.integration
 def test_start_restart_stop_a_zookeeper_mode_broker(tmp_path: Path) -> None:
     broker_dir = tmp_path / "zk"
     started = _kquota(
@@ -142,6 +143,7 @@ def zk_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]
         assert zookeeper_pid(cluster_dir / "zookeeper") is None
 
 
+@pytest.mark.integration
 def test_a_zookeeper_cluster_has_every_node_and_one_zookeeper(zk_cluster: BrokerInfo) -> None:
     assert zk_cluster.zookeeper_connect and answers(_port(zk_cluster.zookeeper_connect))
     assert zk_cluster.nodes is not None and [n["id"] for n in zk_cluster.nodes] == [1, 2]
@@ -152,6 +154,7 @@ def test_a_zookeeper_cluster_has_every_node_and_one_zookeeper(zk_cluster: Broker
         assert len(admin.brokers) == 2
 
 
+@pytest.mark.integration
 def test_apply_with_the_lease_then_every_broker_serves_it(
     zk_cluster: BrokerInfo,
     tmp_path: Path,

@@ -149,3 +149,36 @@ def test_the_report_ends_with_the_next_step_only_when_there_is_one() -> None:
         protect=(ProtectMatch.of({"user": "*"}),),
     )
     assert not any(f.protected for f in everyone.findings)
+
+
+def test_prometheus_output_of_many_clusters_reads_back_through_a_prometheus_parser() -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    # Cluster names are kquota.yaml keys: any string, so every character the exposition
+    # format escapes in a label value, and one that is not ASCII.
+    names = ['a"b', "back\\slash", "new\nline", "zürich", ""]
+    drifted = drift_report(make_plan(DESIRED, SNAPSHOT, Policy(prune=True)), prune=True)
+    clean = drift_report(make_plan(DESIRED, DESIRED, Policy()), prune=False)
+    reports = [
+        dataclasses.replace(drifted if i % 2 == 0 else clean, cluster=n)
+        for i, n in enumerate(names)
+    ]
+    families = {f.name: f for f in text_string_to_metric_families(render_prometheus(reports, 2.5))}
+    # Each metric once, with its type and help, every cluster's samples under it.
+    assert sorted(families) == [
+        "kquota_drift_findings",
+        "kquota_drift_in_sync",
+        "kquota_drift_last_check_timestamp_seconds",
+        "kquota_drift_unmanaged_entities",
+    ]
+    assert all(f.type == "gauge" and f.documentation for f in families.values())
+    in_sync = {s.labels["cluster"]: s.value for s in families["kquota_drift_in_sync"].samples}
+    assert in_sync == {n: float(i % 2) for i, n in enumerate(names)}
+    findings = families["kquota_drift_findings"].samples
+    assert {s.labels["cluster"] for s in findings} == set(names)
+    value_changed = {
+        s.labels["cluster"]: s.value for s in findings if s.labels["kind"] == "value_changed"
+    }
+    assert value_changed == {n: float(i % 2 == 0) for i, n in enumerate(names)}
+    (stamp,) = families["kquota_drift_last_check_timestamp_seconds"].samples
+    assert stamp.value == 2.5 and stamp.labels == {}

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+
+import pytest
 
 from kquota.audit import AuditOp
 from kquota.history.applies import applies, combined, entity_history, find_apply
 from kquota.history.inverse import inverse_plan
-from kquota.history.trail import RecordedChange, parse_change
+from kquota.history.trail import BadRecord, RecordedChange, parse_change
 from kquota.model import Entity
 from kquota.plan.types import ChangeKind
 from kquota.target import Origin
@@ -28,6 +31,7 @@ def _value(**over: object) -> bytes:
         "entity": {"user": "alice"},
         "ops": [{"key": "producer_byte_rate", "before": 1.0, "after": 2.0, "remove": False}],
         "plan_id": "p1",
+        "cluster": "local",
         "timestamp": "2026-01-01T00:00:00Z",
     }
     data.update(over)
@@ -36,27 +40,69 @@ def _value(**over: object) -> bytes:
 
 def test_parse_change_reads_an_altered_event() -> None:
     change = parse_change(_value(), 3, 7)
-    assert change is not None
+    assert isinstance(change, RecordedChange)
     assert (change.entity, change.plan_id, change.partition, change.offset) == (ALICE, "p1", 3, 7)
     assert change.ops == (AuditOp("producer_byte_rate", 1.0, 2.0, False),)
 
 
-def test_parse_change_skips_what_is_not_a_well_formed_altered_event() -> None:
-    bad_op = {"key": "k", "before": None, "after": None, "remove": False}
-    for value in (
-        b"",
-        b"not json",
-        _value(event_type="quota.drift"),
-        _value(entity="alice"),
-        _value(ops=[]),
-        _value(ops=[bad_op]),  # a set without a value
-        _value(ops=[{"key": "k", "before": None, "after": "1", "remove": False}]),
-        # A key a user entity cannot hold (connection_creation_rate is an ip's).
-        _value(
-            ops=[{"key": "connection_creation_rate", "before": None, "after": 1.0, "remove": False}]
-        ),
-    ):
+def test_parse_change_skips_what_is_not_an_altered_event() -> None:
+    for value in (b"", b"not json", b"[1]", _value(event_type="quota.drift")):
         assert parse_change(value, 0, 0) is None, value
+
+
+def _op(**over: object) -> dict[str, object]:
+    return {"key": "producer_byte_rate", "before": 1.0, "after": 2.0, "remove": False, **over}
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (_value(entity="alice"), "entity: an object of entity type to name is required"),
+        (_value(entity={"group": "x"}), "entity: types are user, client-id, ip"),
+        (_value(entity={"user": "a", "ip": "1.2.3.4"}), "cannot be combined"),
+        (_value(ops=[]), "ops: a non-empty list is required"),
+        (_value(ops=[_op(after=None)]), "a removal has no after value; a set has one"),
+        (_value(ops=[_op(after="1")]), "producer_byte_rate: after is not a number"),
+        (_value(ops=[_op(after=0.5)]), "after 0.5: must be a whole number"),
+        (_value(ops=[_op(before=-1)]), "before -1: must be greater than 0"),
+        (_value(ops=[_op(), _op()]), "ops: a key is given twice"),
+        # A key a user entity cannot hold (connection_creation_rate is an ip's).
+        (_value(ops=[_op(key="connection_creation_rate")]), "is not a quota key of this entity"),
+        (_value(cluster=None), "cluster: required"),
+        (_value(cluster="x" * 300), "cluster: 300 characters (at most 256)"),
+        (_value(plan_id=None), "plan_id: required"),
+        (_value(plan_id=7), "plan_id: a string is required"),
+        (_value(timestamp="yesterday"), "timestamp 'yesterday': not an ISO 8601 time"),
+        (_value(timestamp="2026-01-01T00:00:00"), "not an ISO 8601 time with a zone"),
+        (_value(cluster_id="a/b"), "cluster_id: not a Kafka cluster id"),
+        (_value(ops=[_op(after=10**40)]), "a number with 41 digits (at most 32)"),
+        (_value(ops=[_op(after=12345.0)]).replace(b"12345.0", b"1e400"), "not finite"),
+        (
+            b'{"event_type":"quota.altered","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            "bytes; an audit event is at most 65536",
+        ),
+        (
+            b'{"event_type":"quota.altered","x":' + b"[" * 30_000 + b"]" * 30_000 + b"}",
+            "nested too deeply",
+        ),
+        (b'{"event_type":"quota.altered","x":NaN}', "NaN is not a number JSON allows"),
+    ],
+)
+def test_parse_change_names_what_is_wrong_with_a_bad_event(value: bytes, reason: str) -> None:
+    bad = parse_change(value, 2, 9)
+    assert isinstance(bad, BadRecord), bad
+    assert reason in bad.reason
+    assert str(bad).startswith("partition 2 offset 9: ")
+
+
+def test_parse_change_checks_the_record_key_and_headers_against_the_value() -> None:
+    good = parse_change(_value(), 0, 0, key=b'{"user":"alice"}', headers=[("plan-id", b"p1")])
+    assert isinstance(good, RecordedChange)
+    relabelled = parse_change(_value(), 0, 0, headers=[("plan-id", b"p2")])
+    assert isinstance(relabelled, BadRecord)
+    assert relabelled.reason == "its plan-id header is not the plan_id of its value"
+    bad = parse_change(_value(), 0, 0, key=b'{"user":"bob"}')
+    assert isinstance(bad, BadRecord) and "record key is not its entity's" in bad.reason
 
 
 def test_applies_group_by_plan_id_and_see_an_exact_undo() -> None:
@@ -146,3 +192,27 @@ def test_combined_applies_go_from_the_first_before_to_the_last_after() -> None:
         ALICE: (AuditOp("producer_byte_rate", 8.0, 2.0, False),),
         BOB: (AuditOp("request_percentage", None, 5.0, False),),
     }
+
+
+def test_events_of_one_plan_id_must_agree_to_be_one_apply() -> None:
+    real = _change("p1", ALICE, AuditOp("producer_byte_rate", 1.0, 2.0, False))
+    echo = _change("p1", ALICE, AuditOp("producer_byte_rate", 1.0, 2.0, False))
+    (ok,) = applies([real, echo])  # a duplicate delivery repeats the event exactly
+    assert ok.problems == ()
+    # A forged record reusing the plan id to claim another before value for the same key.
+    forged = replace(
+        real, ops=(AuditOp("producer_byte_rate", 9.0, 2.0, False),), partition=1, offset=4
+    )
+    (bad,) = applies([real, forged])
+    assert bad.problems == (
+        "{user=alice} producer_byte_rate is recorded twice with different values "
+        "(partition 0 offset 0 and partition 1 offset 4)",
+    )
+    other = replace(real, entity=BOB, cluster="staging", actor="mallory", offset=5)
+    (mixed,) = applies([real, other])
+    assert mixed.problems == (
+        "its events name 2 different clusters: 'local' (partition 0 offset 0), "
+        "'staging' (partition 0 offset 5)",
+        "its events name 2 different actors: 'ci' (partition 0 offset 0), "
+        "'mallory' (partition 0 offset 5)",
+    )

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from kquota.history.trail import watermarks
+from kquota.audit import AuditOp
+from kquota.history.trail import RecordedChange, topic_order, watermarks
+from kquota.model import Entity
 
 
 class _LeaderMovingConsumer:
@@ -64,3 +66,20 @@ def test_a_leader_that_never_settles_ends_with_the_budget() -> None:
     with pytest.raises(TimeoutError):
         watermarks(consumer, "p0", _budget(1.0))
     assert 1.0 <= time.monotonic() - start < 10 and 2 <= consumer.calls < 1000
+
+
+def _at(partition: int, offset: int, claimed: str) -> RecordedChange:
+    op = AuditOp("producer_byte_rate", None, 1.0, False)
+    entity = Entity.of({"user": f"u{partition}{offset}"})
+    return RecordedChange("p", entity, (op,), claimed, None, None, "c", partition, offset)
+
+
+def test_topic_order_is_by_position_never_by_the_time_an_event_claims() -> None:
+    # Partition 0 holds a, then b (which claims to be older); partition 1 holds c.
+    a, b = _at(0, 0, "2026-05-01T00:00:00Z"), _at(0, 1, "1970-01-01T00:00:00Z")
+    c = _at(1, 0, "2026-05-02T00:00:00Z")
+    broker_times = {(0, 0): 100, (0, 1): 300, (1, 0): 200}
+    assert list(topic_order([c, b, a], broker_times)) == [a, c, b]
+    # Within a partition the offset wins even over the broker's timestamp.
+    skewed = {(0, 0): 500, (0, 1): 100, (1, 0): 200}
+    assert list(topic_order([b, a, c], skewed)) == [c, a, b]

@@ -325,6 +325,9 @@ def test_apply_publishes_confirmed_audit_events(repo: Repo) -> None:
     assert value["ops"] == [
         {"key": "producer_byte_rate", "before": None, "after": 64.0, "remove": False}
     ]
+    # The cluster id revert checks the target by (issue 33): the live cluster's own.
+    with WireAdmin(repo.broker.bootstrap_servers) as admin:
+        assert value["cluster_id"] == admin.cluster_id()
     headers = dict(msg.headers())
     assert headers["event-type"] == b"quota.altered"
     assert headers["content-type"] == b"application/json"
@@ -397,3 +400,130 @@ def test_apply_refuses_an_illegal_audit_topic_name_before_connecting(
     assert code == 1 and out == ""
     assert err.startswith("error: audit topic")
     assert repo.state() == {}
+
+
+def _drifted(repo: Repo, kafka_configs_tool: KafkaConfigsTool, name: str) -> None:
+    """_drifted applies one quota for ``name`` and changes it with Kafka's own tool."""
+    repo.write([f"{{match: {{user: {repo.prefix}{name}}}, set: {{producer_byte_rate: 1024}}}}"])
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 0, out + err
+    kafka_configs_tool(
+        "--alter", "--add-config", "producer_byte_rate=7", "--user", repo.prefix + name
+    )
+    assert_eventually(lambda: repo.state()[repo.user(name)] == {"producer_byte_rate": 7.0})
+
+
+def test_drift_publishes_its_report_to_the_topic(
+    repo: Repo, kafka_configs_tool: KafkaConfigsTool
+) -> None:
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    p = repo.prefix
+    topic = f"drift-{p}x"
+    admin = AdminClient({"bootstrap.servers": repo.broker.bootstrap_servers})
+    for f in admin.create_topics([NewTopic(topic, num_partitions=1)]).values():
+        f.result(timeout=30)
+    _drifted(repo, kafka_configs_tool, "dp")
+    code, out, err = repo.kquota("drift", "--format", "json", "--publish-topic", topic)
+    assert code == 2, out + err
+    printed = json.loads(out)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": repo.broker.bootstrap_servers,
+            "group.id": f"g-{p}",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe([topic])
+    try:
+        end = time.monotonic() + 30
+        got = []
+        while not got and time.monotonic() < end:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append(m)
+    finally:
+        consumer.close()
+    (msg,) = got
+    assert msg.key() == b"local"  # a cluster's reports stay in order in one partition
+    headers = dict(msg.headers())
+    assert headers["event-type"] == b"quota.drift"
+    assert headers["content-type"] == b"application/json"
+    value = json.loads(msg.value())
+    assert value["event_type"] == "quota.drift" and value["cluster"] == "local"
+    # The event carries the report the command printed.
+    assert value["report"] == printed
+    assert value["report"]["in_sync"] is False
+    assert value["report"]["findings"] == [
+        {
+            "entity": {"user": f"{p}dp"},
+            "kind": "value_changed",
+            "key": "producer_byte_rate",
+            "desired": 1024.0,
+            "actual": 7.0,
+        }
+    ]
+
+
+def test_drift_as_prometheus_reads_back_through_a_prometheus_parser(
+    repo: Repo, kafka_configs_tool: KafkaConfigsTool
+) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    _drifted(repo, kafka_configs_tool, "pm")
+    before = time.time()
+    code, out, err = repo.kquota("drift", "--format", "prometheus")
+    assert code == 2, out + err
+    families = {f.name: f for f in text_string_to_metric_families(out)}
+    assert set(families) == {
+        "kquota_drift_in_sync",
+        "kquota_drift_findings",
+        "kquota_drift_unmanaged_entities",
+        "kquota_drift_last_check_timestamp_seconds",
+    }
+    assert all(f.type == "gauge" and f.documentation for f in families.values())
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in families.values()
+        for s in f.samples
+    }
+    assert samples[("kquota_drift_in_sync", (("cluster", "local"),))] == 0.0
+    assert samples[("kquota_drift_unmanaged_entities", (("cluster", "local"),))] == 0.0
+    findings = {
+        dict(labels)["kind"]: v
+        for (name, labels), v in samples.items()
+        if name == "kquota_drift_findings"
+    }
+    assert findings["value_changed"] == 1.0 and sum(findings.values()) == 1.0
+    (stamp,) = families["kquota_drift_last_check_timestamp_seconds"].samples
+    assert before - 1 <= stamp.value <= time.time() + 1
+
+
+def test_a_live_apply_is_refused_for_an_observed_scope_and_writes_nothing(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """policy.observe: another tool writes those quotas. A live apply (no saved plan) plans
+    against the broker, then refuses the whole plan, the unobserved entity too."""
+    p = repo.prefix
+    (tmp_path / "kquota.yaml").write_text(
+        _config(repo.broker, p, f", observe: [{{user: '{p}obs*'}}]")
+    )
+    repo.write(
+        [
+            f"{{match: {{user: {p}obs1}}, set: {{producer_byte_rate: 1024}}}}",
+            f"{{match: {{user: {p}free}}, set: {{producer_byte_rate: 2048}}}}",
+        ]
+    )
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 1, out + err
+    assert (
+        f"cluster local: the plan alters 1 entities in an observed scope (policy.observe in "
+        f"kquota.yaml): {{user={p}obs1}}; nothing was applied"
+    ) in err
+    assert "Traceback" not in err
+    assert repo.state() == {}
+    # Plan shows the same plan and says apply will refuse it.
+    code, out, err = repo.kquota("plan")
+    assert code == 0, out + err
+    assert "observe mode (policy.observe): this plan alters 1 entities in an observed" in out

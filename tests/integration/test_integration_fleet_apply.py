@@ -10,8 +10,11 @@ exist, a quota changed by another client, a broker's apply lease held by another
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -344,3 +347,84 @@ def test_a_hung_broker_ends_its_own_apply_at_the_deadline_and_the_other_complete
     code, out, err = fleet.kquota(*argv, "--resume", "--timeout", "120s")
     assert code == 0, out + err
     assert fleet.quota("eu-1") == {"producer_byte_rate": 5001.0}
+
+
+def test_the_record_is_written_without_following_a_planted_symlink(
+    fleet: Fleet, kafka_broker: BrokerInfo, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    p = f"k{_tag()}-"
+    fleet.clusters = {"solo": Cluster(kafka_broker.bootstrap_servers, f"{p}a", 10)}
+    fleet.write()
+    fleet.plan()
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "victim").write_text("not kquota's\n")
+    plans = fleet.root / "plans"
+    # Where the record and its old temporary file are written, links to files outside.
+    (plans / "fleet-apply.tmp").symlink_to(outside / "victim")
+    (plans / "fleet-apply.json").symlink_to(outside / "created")
+    code, out, err = fleet.kquota(*fleet.APPLY)
+    assert code == 0, out + err
+    assert (outside / "victim").read_text() == "not kquota's\n"
+    assert sorted(f.name for f in outside.iterdir()) == ["victim"]
+    record = plans / "fleet-apply.json"
+    assert not record.is_symlink() and record.is_file()
+    assert json.loads(record.read_text())["clusters"][0]["status"] == "committed"
+    assert not [f.name for f in plans.iterdir() if f.name.startswith(".fleet-apply")]
+    assert fleet.quota("solo") == {"producer_byte_rate": 10.0}
+
+
+def test_a_hand_edited_record_cannot_make_resume_skip_a_wave(
+    fleet: Fleet, kafka_broker: BrokerInfo
+) -> None:
+    p = f"r{_tag()}-"
+    one = kafka_broker.bootstrap_servers
+    audit = f"audit-{p}t"  # missing at first: the canary fails before committing anything
+    fleet.clusters = {
+        "canary": Cluster(one, f"{p}c", 3000, audit),
+        "eu-1": Cluster(one, f"{p}e", 3001, audit),
+    }
+    fleet.write()
+    fleet.plan()
+    code, out, err = fleet.kquota(*fleet.APPLY)
+    assert code == 1 and "rollout stopped: canary (wave 1) failed" in out, out + err
+    record = fleet.root / "plans" / "fleet-apply.json"
+    data = json.loads(record.read_text())
+    for c in data["clusters"]:
+        c["status"], c["detail"] = "committed", "forged"
+    record.write_text(json.dumps(data))
+    create_topic(one, audit)
+
+    code, out, err = fleet.kquota(*fleet.APPLY, "--resume")
+    assert code == 0, out + err
+    for name in ("canary", "eu-1"):
+        assert (
+            f"{name}: the record says committed, but the live cluster does not show its plan "
+            f"({{user={p}{name[0]}}}: producer_byte_rate is unset, the plan set 300"
+        ) in err + out, out + err
+    # Not skipped on the record's word: both waves were applied.
+    assert fleet.quota("canary") == {"producer_byte_rate": 3000.0}
+    assert fleet.quota("eu-1") == {"producer_byte_rate": 3001.0}
+
+    # A record the live cluster confirms still skips: nothing is applied twice.
+    code, out, err = fleet.kquota(*fleet.APPLY, "--resume")
+    assert code == 0 and "canary  committed: done in an earlier run" in out, out + err
+
+
+def test_a_fifo_planted_as_the_record_is_refused_without_hanging(fleet: Fleet) -> None:
+    fleet.clusters = {"solo": Cluster("127.0.0.1:1", "nobody", 10)}
+    fleet.write()
+    fleet.plan()
+    record = fleet.root / "plans" / "fleet-apply.json"
+    os.mkfifo(record)
+    # In a child with a timeout: a reader that opened the FIFO would block for ever.
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "kquota"), *fleet.APPLY, "--resume"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == (
+        "error: plans/fleet-apply.json: cannot read the fleet apply record: it is a FIFO "
+        "(named pipe); allowed: a readable regular file\n"
+    )

@@ -7,9 +7,13 @@ that is SIGKILLed. Every wait polls under a bound derived from the lease's own t
 
 from __future__ import annotations
 
+import getpass
+import json
 import os
 import re
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,8 +24,17 @@ import pytest
 
 from cli_runner import run_kquota
 from kquota import deadline
-from kquota.apply.lease import RENEW_EVERY, TERM, HeldLease, LeaseLost, apply_lease
-from kquota.apply.lease_admin import lease_state
+from kquota.apply.lease import (
+    LEASE_TOPIC,
+    RENEW_EVERY,
+    TERM,
+    TOPIC_CONFIG,
+    HeldLease,
+    LeaseLost,
+    apply_lease,
+)
+from kquota.apply.lease_admin import lease_state, release_claim
+from kquota.apply.lease_log import LeaseLog
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.librdkafka import producer_config
 
@@ -176,3 +189,169 @@ def test_a_killed_holders_claim_lapses_within_one_term_and_a_waiter_says_how_to_
     assert "see `kquota lease status`" in err
     assert f"`kquota lease release --force {claim}` if that apply is gone" in err
     print(f"a SIGKILLed holder's claim lapsed {took:.1f} s after the kill (term {TERM:g} s)")
+
+
+def _claim_as(broker: BrokerInfo, claim: str, **info: object) -> None:
+    """_claim_as writes a claim record as another apply would (``info``: its user, host and
+    pid), for a holder this test cannot be: an apply on another machine."""
+    log = LeaseLog(_config(broker), LEASE_TOPIC)
+    try:
+        log.ensure_topic(60, TOPIC_CONFIG)
+        # Long enough that it cannot lapse while the test runs; the test frees it.
+        value = {"ttl_ms": 600_000, **info}
+        log.append(claim, json.dumps(value).encode(), 60)
+    finally:
+        log.close()
+
+
+def _user() -> str:
+    return getpass.getuser()
+
+
+def test_a_claim_from_another_host_is_never_released_as_ones_own(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Same user, another host: the pid in the claim is not a process of this machine, so
+    neither its being alive here nor its being gone here says anything. Without --force
+    release refuses it as another's claim, and --force frees it."""
+    broker = lease_free
+    addr = ["--bootstrap-server", broker.bootstrap_servers]
+    claim = secrets.token_hex(8)
+    host = f"not-{socket.gethostname()}"
+    # A pid that runs here (this process): a host check that only looked at the pid would
+    # call the claim alive and own.
+    _claim_as(broker, claim, user=_user(), host=host, pid=os.getpid())
+    try:
+        code, out, err = run_kquota(["lease", "release", "--auto-approve", *addr], capsys)
+        assert code == 1, out + err
+        assert (
+            f"error: the apply lease is held by {_user()}@{host} pid {os.getpid()} (claim "
+            f"{claim}), not by you: if that apply is gone, release it with --force {claim}"
+        ) in err
+        assert f"holder: {_user()}@{host} pid {os.getpid()}" in _status(broker, capsys)
+        code, out, err = run_kquota(
+            ["lease", "release", "--force", claim, "--auto-approve", *addr], capsys
+        )
+        assert code == 0, out + err
+        assert f"released the apply lease held by {_user()}@{host} pid {os.getpid()}" in out
+        assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")
+    finally:
+        _free(broker, claim)
+
+
+def test_ones_own_claim_whose_process_is_gone_is_released_without_force(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broker = lease_free
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(60)  # exited and reaped: its pid runs nothing here
+    claim = secrets.token_hex(8)
+    _claim_as(broker, claim, user=_user(), host=socket.gethostname(), pid=gone.pid)
+    try:
+        code, out, err = run_kquota(
+            ["lease", "release", "--auto-approve", "--bootstrap-server", broker.bootstrap_servers],
+            capsys,
+        )
+        assert code == 0, out + err
+        assert (
+            f"released the apply lease held by {_user()}@{socket.gethostname()} pid {gone.pid}"
+            in out
+        )
+        assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")
+    finally:
+        _free(broker, claim)
+
+
+def _free(broker: BrokerInfo, claim: str) -> None:
+    """_free ends ``claim`` if it still holds the lease: a failed test leaves no long claim
+    for the next one to wait out."""
+    with deadline.bounded(120, "test") as limit:
+        holder = lease_state(_config(broker), limit).holder
+        if holder is not None and holder.owner == claim:
+            release_claim(_config(broker), limit, claim)
+
+
+def _forge(broker: BrokerInfo, records: list[tuple[bytes, bytes | None]]) -> None:
+    """_forge appends records to the lease topic as anyone with Write on it could."""
+    from confluent_kafka import Producer
+
+    log = LeaseLog(_config(broker), LEASE_TOPIC)
+    try:
+        log.ensure_topic(60, TOPIC_CONFIG)
+    finally:
+        log.close()
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    for key, value in records:
+        producer.produce(LEASE_TOPIC, key=key, value=value, partition=0)
+    assert producer.flush(60) == 0, "the forged records were not all confirmed"
+
+
+def _claim(ttl: str, **holder: object) -> bytes:
+    fields = {"host": "h", "pid": 1, "user": "u", **holder}
+    return ("{" + f'"ttl_ms": {ttl}, ' + json.dumps(fields)[1:]).encode()
+
+
+def test_claims_with_an_absurd_term_id_or_holder_are_bad_records_never_a_crash(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broker = lease_free
+    _forge(
+        broker,
+        [
+            (b"forged-huge-ttl", _claim(str(10**30))),  # until: a year no calendar has
+            (b"forged-negative", _claim("-5")),
+            (b"forged-nan", _claim("NaN")),
+            (b"forged-float", _claim("1e300")),
+            (b"forged-text", _claim('"30000"')),
+            (b"x" * 200_000, _claim("30000")),  # an id nobody can type back
+            (b"forged\x1b[2J\nclaim", _claim("30000")),
+            (b"forged-user", _claim("30000", user="u" * 500_000)),
+            (b"forged-pid", _claim("30000", pid=10**100)),
+            (b"forged-digits", _claim("9" * 5000)),  # more digits than int() takes
+            (b"forged-deep", b"[" * 100_000),  # deeper than the JSON decoder recurses
+        ],
+    )
+    out = _status(broker, capsys)
+    assert out.startswith("apply lease on topic _kquota_apply_lease: free\n"), out
+    assert re.search(r"  ignored: \d+ bad records \(offset \d+: .*\); a bad record never", out)
+    assert "\x1b" not in out and len(out) < 1000, out
+    # An apply takes the lease at once: no bad record holds it.
+    with deadline.bounded(60, "test") as limit, apply_lease(_config(broker), limit):
+        pass
+    assert "waiting for the apply lease" not in capsys.readouterr().err
+
+
+def test_a_forged_holders_escapes_and_lines_are_shown_escaped_and_it_can_be_released(
+    lease_free: BrokerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broker = lease_free
+    forged_line = "\nwaiting for the apply lease: held by root@prod"
+    _forge(
+        broker,
+        [(b"forged-escapes", _claim("600000", user="ev\x1b[2Jil" + forged_line, host="h\u202eq"))],
+    )
+    shown = "ev\\x1b[2Jil\\x0awaiting for the apply lease: held by root@prod@h\\u202eq pid 1"
+    addr = ["--bootstrap-server", broker.bootstrap_servers]
+    try:
+        out = _status(broker, capsys)
+        assert f"  holder: {shown}\n" in out, out
+        assert "\x1b" not in out and "\u202e" not in out and "\nwaiting" not in out
+
+        # The waiting line of an apply that cannot get the lease shows it the same way.
+        with (
+            pytest.raises(deadline.DeadlineExceeded) as caught,
+            deadline.bounded(3, "test") as limit,
+            apply_lease(_config(broker), limit),
+        ):
+            pass
+        err = capsys.readouterr().err
+        assert f"waiting for the apply lease: held by {shown} since " in err, err
+        assert "`kquota lease release --force forged-escapes` if that apply is gone" in err
+        assert "\x1b" not in err + str(caught.value) and "\nwaiting" not in err
+    finally:
+        code, out, err = run_kquota(
+            ["lease", "release", "--force", "forged-escapes", "--auto-approve", *addr], capsys
+        )
+    assert code == 0, out + err
+    assert out == f"released the apply lease held by {shown} (claim forged-escapes)\n"
+    assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")

@@ -63,7 +63,13 @@ def repo(
             "max_removal_fraction": "1.0",
         }
     )
+    monkeypatch.setenv("KQ_TEST_AUDIT_KEY", AUDIT_KEY)
+    with (repo.root / "kquota.yaml").open("a") as config:
+        config.write("    audit_signing: {key_id: k1, keys: {k1: '${KQ_TEST_AUDIT_KEY}'}}\n")
     yield repo
+
+
+AUDIT_KEY = "0123456789abcdef" * 4
 
 
 def _plan_id(out: str, repo: Repo) -> str:
@@ -122,6 +128,12 @@ def test_revert_restores_every_before_value_and_history_lists_both(repo: Repo) -
     # Reverting again has nothing left to do.
     code, out, err = repo.kquota("revert", "--plan-id", applied)
     assert code == 1 and "kim" in err and "changed since" in err  # the revert moved them
+    # Forced, it has nothing to do; in JSON, stdout still says which apply it reverts.
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--format", "json")
+    assert code == 0, out + err
+    assert "nothing to revert: the cluster already holds every before value" in err
+    data = json.loads(out)
+    assert data["revert"]["plan_id"] == applied and data["alterations"] == []
 
 
 def test_revert_refuses_after_an_out_of_band_change_unless_forced(repo: Repo) -> None:
@@ -148,9 +160,21 @@ def test_revert_refuses_after_an_out_of_band_change_unless_forced(repo: Repo) ->
     code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--out", "r.json")
     assert code == 0, out + err
     assert "warning: --force: 1 keys changed since the apply" in out
-    # Undoing an apply that created everything removes everything: the guard says so, and
-    # the operator overrides it on apply, as for any plan.
-    assert "mass-removal guard" in out
+    # Undoing an apply that created everything removes everything: the guard says so, in
+    # the words of a revert, and the operator overrides it on apply, as for any plan.
+    assert f"this revert of apply {applied} is stopped by a guard: mass-removal guard" in out
+    # JSON and markdown on stdout say it is a revert too, with the keys --force let through.
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--format", "json")
+    assert code == 0, out + err
+    data = json.loads(out)["revert"]
+    assert data["plan_id"] == applied and data["refusal"].startswith("mass-removal guard")
+    assert data["forced"] == [
+        {"entity": {"user": f"{p}bo"}, "key": "producer_byte_rate", "wrote": 200.0, "now": 300.0}
+    ]
+    code, out, err = repo.kquota("revert", "--plan-id", applied, "--force", "--format", "markdown")
+    assert code == 0, out + err
+    assert out.startswith(f"**Revert of apply `{applied}`**")
+    assert f"`{{user={p}bo}}`: `producer_byte_rate` was set to 200 by the apply, now 300" in out
     code, out, err = repo.kquota("apply", "r.json", "--cluster", "local", "--auto-approve")
     assert code == 1 and "--allow-mass-removal" in err
     code, out, err = repo.kquota(
@@ -165,3 +189,159 @@ def test_revert_of_an_unknown_plan_id_names_the_topic(repo: Repo) -> None:
     assert code == 1
     assert f"no apply with plan id '0123456789abcdef' on audit topic {repo.topic!r}" in err
     assert "0 applies recorded" in err
+
+
+# --- the trail is evidence, not input: forged records produced to the real topic ------------
+
+
+def _produce(repo: Repo, *records: tuple[bytes, bytes, list[tuple[str, bytes]]]) -> None:
+    """Writes records to the audit topic as anyone allowed to produce to it could."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": repo.bootstrap})
+    for key, value, headers in records:
+        wide: list[tuple[str, str | bytes | None]] = list(headers)
+        producer.produce(repo.topic or "", key=key, value=value, headers=wide)
+    assert producer.flush(30) == 0
+
+
+def _event(repo: Repo, user: str | None, plan_id: str, **over: object) -> bytes:
+    data: dict[str, object] = {
+        "event_type": "quota.altered",
+        "entity": {"user": user},
+        "ops": [{"key": "producer_byte_rate", "before": 1.0, "after": None, "remove": True}],
+        "plan_id": plan_id,
+        "cluster": "local",
+        "actor": "ci",
+        "timestamp": "2026-01-01T00:00:00Z",
+    }
+    data.update(over)
+    return json.dumps(data).encode()
+
+
+def _key(user: str | None) -> bytes:
+    from kquota.audit import record_key
+    from kquota.model import Entity
+
+    return record_key(Entity.of({"user": user})).encode()
+
+
+def test_forged_records_are_refused_by_revert_and_marked_by_history(repo: Repo) -> None:
+    p = repo.prefix
+    repo.write([f"{{match: {{user: {p}ann}}, set: {{producer_byte_rate: 100}}}}"])
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 0 and "audit: 1 events confirmed" in out, out + err
+    applied = _plan_id(out, repo)
+    ann = f"{p}ann"
+    from kquota.audit_keys import AuditKeys
+
+    wrong_key = AuditKeys("k1", {"k1": b"x" * 32})
+    beef = _event(repo, f"{p}bo", "beefbeefbeefbeef", timestamp="2026-01-02T00:00:00Z")
+    _produce(
+        repo,
+        # The real plan id, an earlier time, another before value for the key it wrote.
+        (
+            _key(ann),
+            _event(
+                repo,
+                ann,
+                applied,
+                ops=[{"key": "producer_byte_rate", "before": 1.0, "after": 100.0, "remove": False}],
+                timestamp="2000-01-01T00:00:00Z",
+            ),
+            [],
+        ),
+        # A whole apply with a nonsense time, and one naming no cluster.
+        (_key(f"{p}x"), _event(repo, f"{p}x", "f00df00df00df00d", timestamp="yesterday"), []),
+        (_key(f"{p}y"), _event(repo, f"{p}y", "0000000000000000", cluster=None), []),
+        # Too large, nested too deeply, a number too long to be a quota.
+        (b"k", b'{"event_type":"quota.altered","pad":"' + b"x" * 100_000 + b'"}', []),
+        (b"k", b'{"event_type":"quota.altered","x":' + b"[" * 20_000 + b"]" * 20_000 + b"}", []),
+        (_key(f"{p}z"), _event(repo, f"{p}z", "1111111111111111").replace(b"1.0", b"9" * 50), []),
+        # Signed with a key kquota.yaml does not hold, under the real key id.
+        (_key(f"{p}bo"), beef, wrong_key.headers(json.loads(beef))),
+    )
+    # Last on the topic (a later write: across partitions the broker's timestamps order it):
+    # the "removal" of an entity that never existed.
+    _produce(repo, (_key(None), _event(repo, None, "deaddeaddeaddead"), []))
+
+    code, out, err = repo.kquota("revert", "--last", "--out", "undo.json")
+    assert code == 1, out + err
+    assert "not reverting apply deaddeaddeaddead: 1 of its events are not signed" in err
+    assert "{user=<default>}: not signed" in err and "--allow-unsigned" in err
+    assert not (repo.root / "undo.json").exists()
+
+    code, out, err = repo.kquota("revert", "--plan-id", applied)
+    assert code == 1
+    assert f"not reverting apply {applied}: its events cannot all be one apply's" in err
+    assert f"{{user={ann}}} producer_byte_rate is recorded twice with different values" in err
+
+    code, out, err = repo.kquota("revert", "--plan-id", "beefbeefbeefbeef")
+    assert code == 1
+    assert "1 of its events do not verify" in err
+    assert "its signature does not verify (forged or altered)" in err
+
+    code, out, err = repo.kquota("revert", "--plan-id", "f00df00df00df00d")
+    assert code == 1 and "no apply with plan id 'f00df00df00df00d'" in err
+
+    code, out, err = repo.kquota("history")
+    assert code == 0, out + err
+    lines = {line.split()[0]: line for line in out.splitlines() if "entities (" in line}
+    assert "[unverified]" in lines[applied] and "[inconsistent:" in lines[applied]
+    assert "[DOES NOT VERIFY]" in lines["beefbeefbeefbeef"]
+    assert "[unverified]" in lines["deaddeaddeaddead"]
+    assert "5 records claim to be quota.altered events and are not valid:" in out
+    assert re.search(r"offset \d+: 1000\d\d bytes; an audit event is at most 65536", out)
+    assert re.search(r"offset \d+: nested too deeply", out)
+    assert re.search(r"offset \d+: a number with 50 digits \(at most 32\)", out)
+    assert re.search(r"offset \d+: timestamp 'yesterday': not an ISO 8601 time", out)
+    assert re.search(r"offset \d+: cluster: required", out)
+    assert "Traceback" not in out + err
+    # Nothing above wrote a quota: no throttle on the default user appeared.
+    assert repo.configs("ann") == {"producer_byte_rate": 100.0}
+
+
+def test_an_unsigned_trail_needs_allow_unsigned_and_says_so_on_every_revert(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = repo.prefix
+    text = (repo.root / "kquota.yaml").read_text()
+    (repo.root / "kquota.yaml").write_text(text.split("    audit_signing:")[0])
+    repo.write([f"{{match: {{user: {p}cy}}, set: {{producer_byte_rate: 300}}}}"])
+    code, out, err = repo.kquota("apply", "--auto-approve")
+    assert code == 0, out + err
+    applied = _plan_id(out, repo)
+    warning = "warning: no audit signing key is configured for this cluster"
+
+    code, out, err = repo.kquota("revert", "--last")
+    assert code == 1 and warning in err
+    assert f"not reverting apply {applied}: its 1 events cannot be verified" in err
+    assert "pass --allow-unsigned" in err
+    code, out, err = repo.kquota("history")
+    assert code == 0, out + err
+    assert f"{applied}  " in out and "[unverified]" in out
+    assert "(no audit signing key is configured (audit_signing in kquota.yaml)" in out
+
+    code, out, err = repo.kquota("revert", "--last", "--allow-unsigned", "--format", "json")
+    assert code == 0, out + err
+    assert warning in err and f"revert of apply {applied}" in err
+    data = json.loads(out)
+    assert data["revert"]["plan_id"] == applied and data["revert"]["forced"] == []
+    assert data["revert"]["apply"]["verified"] is False
+
+    code, out, err = repo.kquota("revert", "--last", "--allow-unsigned", "--format", "markdown")
+    assert code == 0, out + err
+    assert out.startswith(f"**Revert of apply `{applied}`**")
+
+    # Another cluster's apply, forged with this cluster's name: its cluster id gives it away.
+    _produce(
+        repo,
+        (
+            _key(f"{p}cy"),
+            _event(repo, f"{p}cy", "abababababababab", cluster_id="NotThisClusterId0000"),
+            [],
+        ),
+    )
+    code, out, err = repo.kquota("revert", "--last", "--allow-unsigned")
+    assert code == 1 and warning in err
+    assert "apply abababababababab was made to the cluster with id 'NotThisClusterId0000'" in err

@@ -67,3 +67,65 @@ def test_snapshot_needs_a_known_format(
     b = ["--bootstrap-server", kafka_broker.bootstrap_servers]
     code, _, err = _run(["snapshot", *b, "--out", str(tmp_path / "s.txt")], capsys)
     assert code == 1 and "give --format" in err
+
+
+def test_describe_json_is_a_snapshot_plan_reads_back_whatever_values_the_broker_holds(
+    kafka_broker: BrokerInfo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import math
+    import struct
+
+    monkeypatch.chdir(tmp_path)
+    tag = secrets.token_hex(3)
+    # Values the broker takes (its checks are `value <= 0` and a maximum, which NaN passes):
+    # its extremes, a whole number past 2**53, and the two a JSON number cannot hold.
+    held = {
+        f"odd-{tag}-nan": ("request_percentage", math.nan),
+        f"odd-{tag}-inf": ("controller_mutation_rate", math.inf),
+        f"odd-{tag}-max": ("request_percentage", 1.7976931348623157e308),
+        f"odd-{tag}-tiny": ("controller_mutation_rate", 5e-324),
+        f"odd-{tag}-big": ("producer_byte_rate", float(2**60 + 2**8)),
+    }
+    entities = {Entity.of({"user": u}): (k, v) for u, (k, v) in held.items()}
+    bootstrap = ["--bootstrap-server", kafka_broker.bootstrap_servers]
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
+        results = admin.alter(
+            [QuotaAlteration(e, (QuotaOp.set(k, v),)) for e, (k, v) in entities.items()],
+            validate_only=False,
+        )
+        assert all(r.ok for r in results), results
+        try:
+            for _ in range(50):  # describe trails the controller briefly
+                code, out, err = _run(["describe", *bootstrap, "--format", "json"], capsys)
+                assert code == 0, err
+                (tmp_path / "cluster.json").write_text(out)
+                if entities.keys() <= read_snapshot(tmp_path / "cluster.json").keys():
+                    break
+            state = read_snapshot(tmp_path / "cluster.json")
+            for entity, (key, value) in entities.items():
+                got = state[entity][key]
+                assert struct.pack(">d", got) == struct.pack(">d", value), (entity, got)
+            (tmp_path / "quotas.yaml").write_text(
+                "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas: []\n"
+            )
+            code, out, err = _run(
+                [
+                    "plan",
+                    "quotas.yaml",
+                    "--snapshot",
+                    "cluster.json",
+                    "--prune",
+                    "--allow-mass-removal",
+                ],
+                capsys,
+            )
+            assert code == 0, out + err
+            assert f"- {{user=odd-{tag}-nan}}" in out and f"- {{user=odd-{tag}-inf}}" in out
+        finally:
+            admin.alter(
+                [QuotaAlteration(e, (QuotaOp.delete(k),)) for e, (k, _) in entities.items()],
+                validate_only=False,
+            )

@@ -140,8 +140,20 @@ def test_golden_describe_responses_decode_as_the_interpreter_does() -> None:
         assert len(fast[3]) == len({str(e["Entity"]) for e in entries}), name
 
 
+def broker_shaped(body: dict[str, Any]) -> dict[str, Any]:
+    """broker_shaped keeps the first entry of each entity: a broker answers from a map."""
+    seen: set[Entity] = set()
+    entries = []
+    for entry in body["Entries"] or []:
+        entity = qw.entity_from_wire(entry["Entity"])
+        if entity not in seen:
+            seen.add(entity)
+            entries.append(entry)
+    return {**body, "Entries": entries if body["Entries"] is not None else None}
+
+
 @FUZZ
-@given(body=describe_bodies, version=st.sampled_from([0, 1]))
+@given(body=describe_bodies.map(broker_shaped), version=st.sampled_from([0, 1]))
 def test_fast_describe_handles_broker_shaped_responses_itself(
     body: dict[str, Any], version: int
 ) -> None:
@@ -253,6 +265,29 @@ def test_entities_come_out_in_canonical_order() -> None:
     assert answer.state == {
         Entity.of({"user": "alice", "client-id": None}): {"producer_byte_rate": 1.0}
     }
+
+
+@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("tiered", [False, True], ids=["values-apart", "same-values"])
+def test_an_entity_listed_twice_is_reported_not_last_wins(version: int, tiered: bool) -> None:
+    def entry(name: str | None, value: float) -> dict[str, Any]:
+        return {
+            "Entity": [{"EntityType": "client-id", "EntityName": None},
+                       {"EntityType": "user", "EntityName": name}],
+            "Values": [{"Key": "producer_byte_rate", "Value": value}],
+        }  # fmt: skip
+
+    second = 1024.0 if tiered else 1.0
+    entries = [entry("alice", 1024.0), entry("bob", 2048.0), entry("alice", second)]
+    body = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": entries}
+    payload = frame(version, kp.encode_body(DESCRIBE, version, body))
+    with pytest.raises(kp.ProtocolError) as caught:
+        qw.decode_describe_response(version, payload)
+    assert str(caught.value) == (
+        f"DescribeClientQuotasResponse v{version}: Entries[2].Entity: "
+        "{user=alice, client-id=<default>} is listed twice (also Entries[0])"
+    )
+    assert caught.value.path == "Entries[2].Entity"
 
 
 # ---- AlterClientQuotas response ------------------------------------------------------------------

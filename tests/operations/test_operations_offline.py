@@ -114,3 +114,20 @@ def test_validate_desired_without_paths_checks_each_configured_cluster(
     )
     results = validate_desired(config=tmp_path / "k.yaml")
     assert [(r.cluster, r.ok) for r in results] == [("a", True), ("b", False)]
+
+
+def test_make_plan_replays_usage_rows_and_refuses_what_is_no_row(
+    target: Target, desired: Path
+) -> None:
+    from kquota.usage.rows import PRODUCE_BYTE_RATE, Sample
+
+    rows = [Sample("c1", "1", "alice", None, PRODUCE_BYTE_RATE, t, 1.5e6) for t in (0, 60_000)]
+    loaded = load_desired_state([desired])
+    replay = make_plan(target, loaded, usage=iter(rows), usage_source="rows").plan.replay
+    assert replay is not None and replay.source == "rows"
+    (r,) = replay.replayed
+    assert (r.before.fraction, r.after.fraction) == (1.0, 0.0)  # 1 MiB -> 2 MiB, at ~1.4 MiB/s
+    with pytest.raises(UsageError, match="make_plan: usage must be an iterable of kquota Sample"):
+        make_plan(target, loaded, usage=5)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="usage rows must be kquota.usage.rows.Sample, not"):
+        make_plan(target, loaded, usage=[("c1", "1")])  # type: ignore[list-item]

@@ -77,3 +77,30 @@ def test_the_module_runs_as_a_filter() -> None:
         check=True,
     ).stdout
     assert out == "````\nerror: ```\n<!-- x\n````\n"
+
+
+# E-mail addresses are autolinked by GFM itself; @user and @org/team mentions (which notify
+# people) are GitHub's filter on the rendered text, outside code spans, so no backslash stops
+# them. A word holding @ reads as a code span, whatever surrounds it.
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "protected principal {user=alice@EXAMPLE.COM} would lose its quota",
+        "held by ci@build-7 pid 42 (claim 0123456789abcdef)",
+        "ask @kquota/admins or @octocat, then retry",
+        "(bob@corp.example), <carol@corp.example> and mailto:dan@corp.example.",
+        "@ alone, a trailing at@ and @@double",
+    ],
+)
+def test_a_word_with_an_at_sign_is_never_a_link_or_a_mention(prose: str) -> None:
+    doc = gfm.parse(md.text(prose))
+    assert "a" not in doc.root.tags()
+    assert "@" not in doc.root.outside_code()
+    assert " ".join(doc.text().split()) == prose
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_no_at_sign_of_any_text_is_outside_a_code_span(raw: str) -> None:
+    doc = gfm.parse("> " + md.text(raw) if raw.strip() else "x")
+    assert "@" not in doc.root.outside_code()

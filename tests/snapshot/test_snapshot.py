@@ -264,3 +264,25 @@ def test_the_entry_by_entry_reader_keeps_the_recorded_cluster(tmp_path: Path) ->
         dump_snapshot({Entity.of({"user": "a"}): {"request_percentage": 5.0}}, "json", meta)
     )  # type: ignore[arg-type]
     assert read_snapshot_and_meta(path)[1] == meta
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_every_double_a_broker_may_hold_reads_back_bit_for_bit(tmp_path: Path, fmt: str) -> None:
+    import math
+    import struct
+
+    from kquota.snapshot.files import dump_snapshot
+
+    odd = [math.nan, math.inf, -math.inf, 1.7976931348623157e308, 5e-324, -0.0, 0.1,
+           float(2**53 + 2), float(2**63), 2.2250738585072014e-308]  # fmt: skip
+    state = {
+        Entity.of({"user": f"u{i}"}): {"request_percentage": v, "producer_byte_rate": 1.0}
+        for i, v in enumerate(odd)
+    }
+    path = tmp_path / f"s.{fmt}"
+    path.write_bytes(dump_snapshot(state, fmt))  # type: ignore[arg-type]
+    back = read_snapshot(path)
+    assert [struct.pack(">d", back[e]["request_percentage"]) for e in state] == [
+        struct.pack(">d", v) for v in odd
+    ]
+    assert b'"request_percentage":"NaN"' in path.read_bytes()

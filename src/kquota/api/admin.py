@@ -9,13 +9,20 @@ the same precedence rules as ``kquota resolve`` and the fleet. Errors are the CL
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Coroutine, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
 from kquota import argcheck as check
 from kquota.api.alterations import AlterationLike, AlterResult, checked_alterations
-from kquota.api.entities import EntityLike, as_entity, filter_components
+from kquota.api.entities import (
+    EntityLike,
+    as_entity,
+    entity_problems,
+    filter_components,
+    type_problem,
+)
 from kquota.closing import ClosesOnExit
 from kquota.errors import UsageError
 from kquota.kafka.admin import AsyncWireAdmin as _CoreAdmin
@@ -94,7 +101,11 @@ class AsyncQuotaAdmin:
         exactly the given types. An empty mapping returns every entity unless strict.
         """
         check.flag(strict, "describe: strict")
-        return await self._core.describe(filter_components(components), strict)
+        found = filter_components(components)
+        unknown = type_problem(tuple(c.entity_type for c in found))
+        if unknown is not None:
+            raise UsageError(f"describe: {unknown}")
+        return await self._core.describe(found, strict)
 
     async def describe_all(self) -> QuotaState:
         """describe_all maps every entity of the cluster (ip entities included) to its quotas."""
@@ -134,6 +145,10 @@ class AsyncQuotaAdmin:
                 "is the default entity"
             )
         user, client, ip = principal.get(USER), principal.get(CLIENT_ID), principal.get(IP)
+        if ip is not None:
+            bad = entity_problems(as_entity({IP: ip}))
+            if bad:
+                raise UsageError(f"resolve: {bad[0]}")
         state = await self._candidates(user, client, ip)
         return resolve(state, user, client, ip)
 
@@ -161,6 +176,11 @@ class QuotaAdmin(ClosesOnExit):
 
     ``with QuotaAdmin({"bootstrap.servers": "host:9092"}) as admin: admin.describe_all()``.
     It runs its own event loop, so use :class:`AsyncQuotaAdmin` inside async code.
+
+    It is one thread's client: the thread that first uses it. Its event loop and connection
+    cannot serve two threads (a second thread's call would be queued on a loop another thread
+    runs, or run the loop twice), so a call from any other thread is a UsageError, at once;
+    give each thread its own QuotaAdmin.
     """
 
     def __init__(
@@ -168,6 +188,8 @@ class QuotaAdmin(ClosesOnExit):
     ) -> None:
         self._async = AsyncQuotaAdmin(properties, **options)
         self._runner: asyncio.Runner | None = None
+        self._claim = threading.Lock()
+        self._thread: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"QuotaAdmin(bootstrap_servers={','.join(self.bootstrap_servers)!r})"
@@ -178,13 +200,34 @@ class QuotaAdmin(ClosesOnExit):
         return self._async.bootstrap_servers
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        try:
+            self._own_thread()
+        except UsageError:
+            coro.close()  # never started: no "was never awaited" warning
+            raise
         if self._runner is None:
             self._runner = asyncio.Runner()
         return self._runner.run(coro)
 
+    def _own_thread(self) -> None:
+        """_own_thread makes the calling thread this client's on first use, and refuses any
+        other thread after that."""
+        me = threading.current_thread()
+        with self._claim:
+            if self._thread is None:
+                self._thread = me
+            owner = self._thread
+        if owner is not me:
+            raise UsageError(
+                f"QuotaAdmin is one thread's client: this one belongs to thread {owner.name!r}, "
+                f"not {me.name!r}; give each thread its own QuotaAdmin (or share one "
+                "AsyncQuotaAdmin within one event loop)"
+            )
+
     def close(self) -> None:
         """close closes the connection and the event loop (``with`` does it for you)."""
         if self._runner is not None:
+            self._own_thread()
             try:
                 self._runner.run(self._async.close())
             finally:

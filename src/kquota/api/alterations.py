@@ -2,8 +2,9 @@
 
 An alteration is a :class:`~kquota.kafka.admin.QuotaAlteration` or a plain pair
 ``(entity, {key: value_or_None})`` where ``None`` removes the key. Every alteration of a call
-is checked with the controller's own rules first (known keys for the entity kind, values > 0,
-whole numbers for byte and connection rates), and one bad alteration fails the whole call
+is checked with the controller's own rules first (known entity types, ip names that are IP
+addresses, known keys for the entity kind, values > 0, whole numbers for byte and connection
+rates), and one bad alteration fails the whole call
 with a :class:`~kquota.errors.UsageError` before any request: never a partial write. The
 result of each is the wire's own :class:`~kquota.kafka.admin.AlterResult`.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from kquota.api.entities import EntityLike, as_entity
+from kquota.api.entities import EntityLike, as_entity, entity_problems
 from kquota.argcheck import given, refuse
 from kquota.errors import UsageError
 from kquota.kafka.admin import AlterResult as AlterResult
@@ -79,6 +80,7 @@ def checked_alterations(items: Iterable[AlterationLike]) -> list[QuotaAlteration
             for op in a.ops
             if not op.remove and op.value is None
         ]
+        problems += entity_problems(a.entity)
         problems += alteration_problems(a.entity, adds, deletes)
         if problems:
             messages.append(f"{display_entity(a.entity)}: " + "; ".join(problems))

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kquota.argcheck import given, refuse
+from kquota.desired.rules import ip_problem
+from kquota.display import safe_text
 from kquota.errors import UsageError
 from kquota.kafka.admin import FilterComponent, match_filter
-from kquota.model import Entity
+from kquota.model import ENTITY_TYPES, IP, Entity
 
 EntityLike = Entity | Mapping[str, str | None]
 """An entity as callers give it: an :class:`Entity` or ``{"user": "alice", "client-id": None}``."""
@@ -48,3 +50,27 @@ def filter_components(parts: EntityLike) -> list[FilterComponent]:
                 f"the default), not {given(entity_type)}: {given(name)}"
             )
     return match_filter(parts.items())
+
+
+def type_problem(types: tuple[str, ...]) -> str | None:
+    """type_problem refuses entity types the broker does not know (it answers UNSUPPORTED_VERSION
+    to a describe and INVALID_REQUEST to an alter), before anything is sent."""
+    unknown = [t for t in types if t not in ENTITY_TYPES]
+    if not unknown:
+        return None
+    shown = ", ".join(f"'{safe_text(t)}'" for t in unknown)
+    return f"unknown entity type {shown}; allowed: {', '.join(ENTITY_TYPES)}"
+
+
+def entity_problems(entity: Entity) -> list[str]:
+    """entity_problems applies the broker's rules for an entity's types and ip names (an IP
+    address literal, as kquota's files take them: never a hostname the controller would
+    resolve), so that nothing is sent when it would be refused."""
+    unknown = type_problem(entity.types)
+    problems = [unknown] if unknown is not None else []
+    for entity_type, name in entity.parts:
+        if entity_type == IP and name is not None:
+            complaint = ip_problem(name)
+            if complaint is not None:
+                problems.append(f"{complaint[0]}; allowed: {complaint[1]}")  # a repr: escaped
+    return problems

@@ -44,6 +44,7 @@ from kquota import timings
 from kquota.apply.lease_log import LeaseError, LeaseLog, LeaseRecord, LeaseTimeout
 from kquota.apply.outcome import LEASE_LOST
 from kquota.deadline import Deadline, DeadlineExceeded, current, waiting_on
+from kquota.display import safe_text
 from kquota.errors import KquotaError
 
 __all__ = [
@@ -99,12 +100,20 @@ class Holder:
 
     @property
     def who(self) -> str:
+        """who is the holder as its claim names it, shown safely: anyone who can write to
+        the lease topic wrote it (:func:`kquota.apply.lease_log.record_problem` bounds it)."""
         info = self.info
-        return f"{info.get('user', '?')}@{info.get('host', '?')} pid {info.get('pid')}"
+        user, host = safe_text(str(info.get("user", "?"))), safe_text(str(info.get("host", "?")))
+        return f"{user}@{host} pid {info.get('pid')}"
+
+    @property
+    def claim(self) -> str:
+        """claim is the claim id as shown (checked at reading: letters, digits, ``._-``)."""
+        return safe_text(self.owner)
 
     def describe(self) -> str:
-        until = time.strftime("%H:%M:%S", time.gmtime(self.until_ms / 1000))
-        return f"{self.who}, claim {self.owner} (lease until {until} UTC unless renewed)"
+        until = utc(self.until_ms, "%H:%M:%S")
+        return f"{self.who}, claim {self.claim} (lease until {until} unless renewed)"
 
 
 def holder_after(records: Iterable[LeaseRecord], now_ms: int | None = None) -> Holder | None:
@@ -352,17 +361,22 @@ def _acquire(
 def waiting_message(holder: Holder) -> str:
     """waiting_message is what a waiting apply prints once per holder: who, until when, and
     the two commands that inspect or free the lease."""
-    since = _utc(holder.since_ms)
-    until = _utc(holder.until_ms)
+    since = utc(holder.since_ms)
+    until = utc(holder.until_ms)
     return (
         f"waiting for the apply lease: held by {holder.who} since {since}, until {until} "
-        f"unless renewed (claim {holder.owner}); see `kquota lease status`, or "
-        f"`kquota lease release --force {holder.owner}` if that apply is gone"
+        f"unless renewed (claim {holder.claim}); see `kquota lease status`, or "
+        f"`kquota lease release --force {holder.claim}` if that apply is gone"
     )
 
 
-def _utc(ms: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
+def utc(ms: int, shape: str = "%Y-%m-%d %H:%M:%S") -> str:
+    """utc shows a broker timestamp as a UTC date; one no calendar holds (a lease topic made
+    by hand with CreateTime lets a producer pick it) as the number it is."""
+    try:
+        return time.strftime(shape, time.gmtime(ms / 1000)) + " UTC"
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms after 1970 (not a date)"
 
 
 def _bounded(deadline: Deadline, what: str, step: Callable[[float], Any]) -> Any:

@@ -18,20 +18,22 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kquota.apply.lease import LEASE_TOPIC, RENEW_EVERY, Holder, holder_after
-from kquota.apply.lease_log import LeaseLog
+from kquota.apply.lease import LEASE_TOPIC, RENEW_EVERY, Holder, holder_after, utc
+from kquota.apply.lease_log import LeaseLog, LeaseRecord
 from kquota.deadline import Deadline, waiting_on
 from kquota.pids import pid_alive
 
 
 @dataclass(frozen=True)
 class LeaseState:
-    """LeaseState is what the lease topic says now: whether it exists, and who holds it."""
+    """LeaseState is what the lease topic says now: whether it exists, who holds it, and the
+    bad records it holds (ignored as claims, see :class:`~kquota.apply.lease_log.LeaseRecord`)."""
 
     topic: str
     exists: bool
     holder: Holder | None
     records: int
+    bad: tuple[LeaseRecord, ...] = ()
 
 
 def lease_state(
@@ -61,7 +63,8 @@ def _read(log: LeaseLog, deadline: Deadline) -> LeaseState:
         with waiting_on(f"reading the lease topic {log.topic}"):
             records = log.read_until(end - 1, _left(deadline))
     now_ms = int(time.time() * 1000)
-    return LeaseState(log.topic, True, holder_after(records, now_ms), len(records))
+    bad = tuple(r for r in records if r.bad is not None)
+    return LeaseState(log.topic, True, holder_after(records, now_ms), len(records), bad)
 
 
 def release_claim(
@@ -106,26 +109,36 @@ def holder_alive(holder: Holder) -> bool:
     return pid_alive(pid)
 
 
-def utc(ms: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
-
-
 def status_lines(state: LeaseState) -> list[str]:
     """status_lines is ``kquota lease status``'s text."""
     if not state.exists:
         return [f"apply lease on topic {state.topic}: free (the topic does not exist yet)"]
     holder = state.holder
     if holder is None:
-        return [f"apply lease on topic {state.topic}: free"]
+        return [f"apply lease on topic {state.topic}: free", *_bad_lines(state.bad)]
     renewed = (
         f"last renewed {utc(holder.renewed_ms)}" if holder.renewed_ms is not None else "claimed"
     )
     return [
         f"apply lease on topic {state.topic}: held",
-        f"  claim:  {holder.owner}",
+        f"  claim:  {holder.claim}",
         f"  holder: {holder.who}",
         f"  since:  {utc(holder.since_ms)}",
         f"  until:  {utc(holder.until_ms)} unless renewed ({renewed}; a live holder renews "
         f"every {RENEW_EVERY:g} s)",
-        f"  free it if that apply is gone: kquota lease release --force {holder.owner}",
+        f"  free it if that apply is gone: kquota lease release --force {holder.claim}",
+        *_bad_lines(state.bad),
+    ]
+
+
+def _bad_lines(bad: tuple[LeaseRecord, ...]) -> list[str]:
+    """_bad_lines names the bad records (the first of them by offset): each counts only as a
+    release of its key, so none of them holds the lease."""
+    if not bad:
+        return []
+    first = bad[0]
+    more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+    return [
+        f"  ignored: {len(bad)} bad record{'s' if len(bad) > 1 else ''} (offset {first.offset}: "
+        f"{first.bad}{more}); a bad record never holds the lease"
     ]

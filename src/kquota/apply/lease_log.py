@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,14 @@ SLICE = 0.2
 """Longest single blocking librdkafka call, in seconds: how soon a signal or a stop is seen."""
 CLOSE_WAIT = 2.0
 """How long closing the consumer may take before it is left to the process's exit."""
+CLAIM_ID = re.compile(r"[0-9A-Za-z_.-]{1,64}")
+"""What a claim id may be: kquota's are 16 hex digits; one a user cannot type or read back
+(escapes, a megabyte) could never be freed by ``kquota lease release --force ID``."""
+MAX_TTL_MS = 24 * 3600 * 1000
+"""The longest term a claim or a renewal may ask for: kquota asks for 30 s; a claim for
+years would hold every apply off until someone released it by hand."""
+MAX_HOLDER_FIELD = 255
+"""The longest user or host name a claim may carry (a DNS name is at most 253 bytes)."""
 
 
 class LeaseError(KquotaError):
@@ -44,7 +53,9 @@ class LeaseTimeout(LeaseError):
 @dataclass(frozen=True)
 class LeaseRecord:
     """LeaseRecord is one record of the lease topic: a claim (with ``info``), a renewal of a
-    claim (``renews``) or a release (neither)."""
+    claim (``renews``) or a release (neither). A record kquota did not write, or whose term, id
+    or holder is absurd, is ``bad`` (why): it counts as a release of its key, which can never
+    take the lease."""
 
     owner: str
     timestamp_ms: int
@@ -52,6 +63,7 @@ class LeaseRecord:
     info: Mapping[str, Any] | None = None
     renews: bool = False
     offset: int = -1
+    bad: str | None = None
 
     @property
     def is_claim(self) -> bool:
@@ -345,6 +357,8 @@ def _is_refusal(err: Any) -> bool:
 
 
 def parse_record(msg: Any) -> LeaseRecord:
+    """parse_record reads one record of the lease topic; whoever can write to the topic
+    wrote it, so anything not shaped as kquota writes it is a bad record, never a crash."""
     owner = (msg.key() or b"").decode(errors="replace")
     _, ts = msg.timestamp()
     offset = int(msg.offset() or 0)
@@ -353,9 +367,31 @@ def parse_record(msg: Any) -> LeaseRecord:
         return LeaseRecord(owner, ts, offset=offset)
     try:
         data = json.loads(value)
-        return LeaseRecord(
-            owner, ts, int(data["ttl_ms"]), data, renews=bool(data.get("renews")), offset=offset
-        )
-    except (ValueError, KeyError, TypeError, AttributeError):
-        # A foreign record: treat it as a release, which can never take the lease.
-        return LeaseRecord(owner, ts, offset=offset)
+    except (ValueError, RecursionError):
+        return LeaseRecord(owner, ts, offset=offset, bad="not a kquota lease record (not JSON)")
+    problem = record_problem(owner, data)
+    if problem is not None:
+        return LeaseRecord(owner, ts, offset=offset, bad=problem)
+    renews = data.get("renews") is True
+    return LeaseRecord(owner, ts, data["ttl_ms"], data, renews=renews, offset=offset)
+
+
+def record_problem(owner: str, data: object) -> str | None:
+    """record_problem says why a decoded claim or renewal is not one kquota would write."""
+    if not isinstance(data, dict):
+        return "not a kquota lease record (not a JSON object)"
+    if CLAIM_ID.fullmatch(owner) is None:
+        return "its claim id is not 1 to 64 letters, digits, '.', '_' or '-'"
+    ttl = data.get("ttl_ms")
+    if type(ttl) is not int or not 0 < ttl <= MAX_TTL_MS:
+        return f"its ttl_ms is not a whole number of milliseconds from 1 to {MAX_TTL_MS} (24 h)"
+    if data.get("renews") is True:
+        return None
+    for field in ("user", "host"):
+        text = data.get(field, "?")
+        if not isinstance(text, str) or len(text) > MAX_HOLDER_FIELD:
+            return f"its holder's {field} is not text of at most {MAX_HOLDER_FIELD} characters"
+    pid = data.get("pid", 0)
+    if type(pid) is not int or not 0 <= pid < 2**31:
+        return "its holder's pid is not a process id"
+    return None

@@ -90,6 +90,7 @@ class ApplyFlags:
     guard: ProtectArgs
     ramp: bool = False
     ramp_interval: float = 30.0
+    allow_oversubscription: bool = False
 
 
 def _refuse_without_terminal(auto_approve: bool) -> None:
@@ -122,6 +123,11 @@ RAMP_INTERVAL = Duration("--ramp-interval", MIN_TIMEOUT, MAX_TIMEOUT)
 @live_targeting_options
 @click.option("--prune/--no-prune", default=None, help="When planning here: as for plan.")
 @click.option("--allow-mass-removal", is_flag=True, help="When planning here: as for plan.")
+@click.option(
+    "--allow-oversubscription",
+    is_flag=True,
+    help="Override the capacity guard, counted again on the cluster (after review).",
+)
 @click.option("--auto-approve", is_flag=True, help="Apply without asking (CI, no terminal).")
 @click.option("--audit-topic", help="Publish an audit event per committed entity to this topic.")
 @click.option(
@@ -167,6 +173,7 @@ def command(
     where: TargetingArgs,
     prune: bool | None,
     allow_mass_removal: bool,
+    allow_oversubscription: bool,
     auto_approve: bool,
     audit_topic: str | None,
     batch_size: int,
@@ -184,7 +191,7 @@ def command(
     flags = ApplyFlags(
         plan_or_paths, where, prune, allow_mass_removal, auto_approve, audit_topic,
         batch_size, verify_timeout, lease=not no_lease, guard=guard, ramp=ramp,
-        ramp_interval=ramp_interval,
+        ramp_interval=ramp_interval, allow_oversubscription=allow_oversubscription,
     )  # fmt: skip
     reported: list[bool] = []
     with signals_stop_apply(), collector_paused():  # large acyclic data: kquota.gcpause
@@ -228,7 +235,11 @@ def _request(flags: ApplyFlags) -> ApplyRequest:
         target,
         source,
         PolicyOverrides(
-            flags.prune, flags.allow_mass_removal, protect, flags.guard.allow_protected_change
+            flags.prune,
+            flags.allow_mass_removal,
+            protect,
+            flags.guard.allow_protected_change,
+            flags.allow_oversubscription,
         ),
         RunOptions(
             flags.batch_size,
@@ -343,7 +354,13 @@ def _apply_ramped(flags: ApplyFlags, request: ApplyRequest, reported: list[bool]
 
     def on_resume(n: int, total: int) -> None:
         if n > total:
-            click.echo(f"ramp: the cluster already holds all {total} steps; nothing left")
+            # Not this ramp's doing as far as this run can tell: it claims no step it did not
+            # apply (issue 33).
+            click.echo(
+                "ramp: the cluster already holds the plan's final values: someone else put them"
+                " there (another apply, or an earlier run of this ramp); this run applied no "
+                "step"
+            )
         else:
             click.echo(f"ramp: the cluster holds step {n - 1} of {total}; resuming at step {n}")
 
@@ -365,8 +382,13 @@ def _apply_ramped(flags: ApplyFlags, request: ApplyRequest, reported: list[bool]
         on_step=on_step,
         on_resume=on_resume,
     )
+    if outcome.ok and not outcome.results:
+        return  # nothing applied, said by on_resume
     if outcome.ok:
-        click.echo(f"ramp: {outcome.steps} of {outcome.steps} steps applied")
+        ran = (
+            f" (steps {outcome.first} to {outcome.steps} by this run)" if outcome.first > 1 else ""
+        )
+        click.echo(f"ramp: {outcome.steps} of {outcome.steps} steps applied{ran}")
         return
     done = outcome.last_step
     click.echo(

@@ -32,6 +32,14 @@ EXAMPLES: dict[str, str] = {
         "kquota resolve --names user=alice,client-id=app --cluster prod --explain",
         "kquota resolve --names user=alice --desired quotas/",
     ),
+    "usage": _epilog(
+        "kquota usage --cluster prod --samples samples/ --since 7d",
+        "kquota usage --snapshot prod.json --samples prod.jsonl --format markdown",
+    ),
+    "recommend": _epilog(
+        "kquota recommend --cluster prod --samples samples/ --out quotas/recommended.yaml",
+        "kquota recommend --snapshot prod.json --samples prod.jsonl --percentile 95 --headroom 2",
+    ),
     "export": _epilog(
         "kquota export --cluster prod --out quotas/exported.yaml",
         "kquota export --snapshot prod.json",

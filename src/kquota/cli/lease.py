@@ -17,6 +17,7 @@ from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.deadline import current
+from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
 
 
@@ -82,23 +83,23 @@ def release(where: TargetingArgs, force_id: str | None, auto_approve: bool) -> N
         return
     if force_id is not None and force_id != holder.owner:
         raise KquotaError(
-            f"--force {force_id}: that claim does not hold the apply lease; it is held by "
-            f"{holder.who} (claim {holder.owner})"
+            f"--force {safe_text(force_id)}: that claim does not hold the apply lease; it is "
+            f"held by {holder.who} (claim {holder.claim})"
         )
     if force_id is None:
         if not is_own(holder):
             raise KquotaError(
-                f"the apply lease is held by {holder.who} (claim {holder.owner}), not by you: "
-                f"if that apply is gone, release it with --force {holder.owner}"
+                f"the apply lease is held by {holder.who} (claim {holder.claim}), not by you: "
+                f"if that apply is gone, release it with --force {holder.claim}"
             )
         if holder_alive(holder):
             raise KquotaError(
                 f"the apply lease is held by pid {holder.info.get('pid')} on this host, which "
                 "is still running: it releases the lease when it ends (or stop it first; "
-                f"--force {holder.owner} frees it anyway)"
+                f"--force {holder.claim} frees it anyway)"
             )
     if not auto_approve and not click.confirm(
-        f"Release the apply lease held by {holder.who} (claim {holder.owner})? "
+        f"Release the apply lease held by {holder.who} (claim {holder.claim})? "
         "An apply still running under it stops before its next batch",
         default=False,
         err=True,
@@ -106,7 +107,7 @@ def release(where: TargetingArgs, force_id: str | None, auto_approve: bool) -> N
         raise click.Abort()
     after = release_claim(config, limit, holder.owner)
     if after.holder is not None and after.holder.owner == holder.owner:
-        raise KquotaError(f"claim {holder.owner} still holds the apply lease after the release")
-    click.echo(f"released the apply lease held by {holder.who} (claim {holder.owner})")
+        raise KquotaError(f"claim {holder.claim} still holds the apply lease after the release")
+    click.echo(f"released the apply lease held by {holder.who} (claim {holder.claim})")
     if after.holder is not None:
-        click.echo(f"it is now held by {after.holder.who} (claim {after.holder.owner})")
+        click.echo(f"it is now held by {after.holder.who} (claim {after.holder.claim})")

@@ -39,6 +39,8 @@ _COMMANDS: dict[str, str] = {
     "revert": "kquota.cli.revert",
     "history": "kquota.cli.history",
     "topics": "kquota.cli.topics",
+    "usage": "kquota.cli.usage",
+    "recommend": "kquota.cli.recommend",
 }
 
 

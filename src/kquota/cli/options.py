@@ -37,7 +37,10 @@ class TargetingArgs:
     config_path: Path | None = None
 
     def resolve(self, *, require_source: bool = True) -> Target:
-        return Target.resolve(
+        """resolve is the target these flags name; a kquota.yaml present that has no cluster
+        with the servers given is warned of on standard error (standard output keeps its
+        format)."""
+        target = Target.resolve(
             snapshot=self.snapshot,
             bootstrap_server=self.bootstrap_server,
             command_config=self.command_config,
@@ -45,6 +48,9 @@ class TargetingArgs:
             config_path=self.config_path,
             require_source=require_source,
         )
+        if target.unmatched is not None:
+            echo_warnings([target.unmatched])
+        return target
 
     def inputs(self) -> list[tuple[str, Path | None]]:
         """inputs are the files these flags read, labelled for messages (an output must never

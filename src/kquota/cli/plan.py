@@ -1,9 +1,10 @@
 """``kquota plan``: what would change, for a reviewer, a pipeline, or a saved plan file.
 
 Exit codes: 0 success; with ``--detailed-exitcode`` 0 = no changes, 2 = changes; 1 = any
-error, including usage errors and a plan stopped by the mass-removal guard or the
-protected-principals guard: that plan is shown in full with the verdict first, and ``--out``
-still saves it for review (apply recomputes the guards and refuses it without the override).
+error, including usage errors and a plan stopped by a guard (mass removal, protected
+principals, capacity, throttling): that plan is shown in full with the verdict first, and
+``--out`` still saves it for review (apply recomputes the guards and refuses it without the
+override).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from kquota.cli.options import (
 )
 from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
+from kquota.errors import UsageError
 from kquota.gcpause import collector_paused
 from kquota.operations.plan import make_plan
 from kquota.plan.guard import GuardRefused
@@ -36,6 +38,9 @@ from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
 from kquota.render.verdict import json_plan
 from kquota.target import Target
+
+USAGE_SINCE = "7d"
+"""How far back ``--usage`` samples go without ``--since``."""
 
 colorize = console.by_glyph
 """colorize adds terminal colour to plan text by line glyph (the text itself is unchanged);
@@ -84,6 +89,22 @@ def _use_color() -> bool:
     is_flag=True,
     help="Override the capacity guard (policy.capacity.max_oversubscription).",
 )
+@click.option(
+    "--usage",
+    "usage",
+    metavar="SOURCE",
+    help="Replay observed usage (samples file) against the plan: who would be throttled.",
+)
+@click.option(
+    "--since",
+    metavar="DURATION",
+    help="With --usage: how far back the samples go (7d, 24h, 90m; default: 7d).",
+)
+@click.option(
+    "--allow-throttling",
+    is_flag=True,
+    help="Override the throttle guard (policy.usage.max_throttled_fraction).",
+)
 @impact_options
 @protect_options
 @timeout_option("plan")
@@ -100,10 +121,15 @@ def command(
     principals: tuple[str, ...],
     capacity: bool | None,
     allow_oversubscription: bool,
+    usage: str | None,
+    since: str | None,
+    allow_throttling: bool,
     wanted: ImpactArgs,
     guard: ProtectArgs,
 ) -> None:
     """Show what would change to make the cluster match the desired state in PATHS."""
+    if since is not None and usage is None:
+        raise UsageError("--since needs --usage SOURCE: it says how far back the samples go")
     named = [parse_principal(p, "--principal") for p in principals]
     protect = guard.matches()
     target = where.resolve()
@@ -113,6 +139,11 @@ def command(
         refuse_existing(out, force, unless="an earlier saved plan")
     desired = load_desired_quotas(desired_paths)  # local files before the network
     listed = wanted.listed()
+    samples = None
+    if usage is not None:  # a local file is read before the network, as the desired state is
+        from kquota.usage.source import samples_from
+
+        samples = list(samples_from(usage, since or USAGE_SINCE, None, target.cluster_name))
     result = make_plan(
         target,
         desired,
@@ -125,6 +156,9 @@ def command(
         allow_protected_change=guard.allow_protected_change,
         capacity=capacity,
         allow_oversubscription=allow_oversubscription,
+        usage=samples,
+        usage_source=usage,
+        allow_throttling=allow_throttling,
     )
     echo_warnings(result.warnings)
     plan = result.plan

@@ -47,6 +47,8 @@ def command(plan_file: Path, fmt: str, cluster_name: str | None, config_path: Pa
     for s in shown:
         for reason in s.unapplyable:
             click.echo(f"warning: {s.path}: {reason}; apply will refuse this plan", err=True)
+        for guard in s.live:
+            click.echo(f"note: {s.path}: {guard}; its verdict is not in the file", err=True)
         if s.principals:
             click.echo(
                 f"note: {s.path}: names {s.principals} principals whose effective quotas apply "

@@ -131,7 +131,7 @@ def _message(err: Any, loc: Path, union_at: Path | None, root: type[BaseModel], 
         noun = "a whole number" if _annotation_at(root, loc) is int else "a number"
         return f"{shown} is out of range; allowed: {_range(root, loc, noun)}"
     if kind == "string_type":
-        if loc[:1] == ("clusters",) and len(loc) == 4 and loc[2] == "kafka":
+        if _secret(loc) and len(loc) == 4:
             return "the value is not a string; allowed: a string, number or boolean"
         return f"{shown} is not a string; allowed: a string"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
@@ -148,6 +148,8 @@ def _message(err: Any, loc: Path, union_at: Path | None, root: type[BaseModel], 
         return f"{shown} is not a list; allowed: a list ([a, b] or one '- item' a line)"
     if kind == "too_short":
         n = ctx.get("min_length", 1)
+        if typing.get_origin(_annotation_at(root, loc)) is dict:
+            return f"the mapping is empty; allowed: at least {n} item{'s' * (n != 1)}"
         return f"the list is empty; allowed: at least {n} item{'s' * (n != 1)}"
     return f"{shown} is not allowed here"
 
@@ -155,8 +157,8 @@ def _message(err: Any, loc: Path, union_at: Path | None, root: type[BaseModel], 
 def _shown(value: Any, loc: Path) -> str:
     from kquota.render.format import safe_text
 
-    if loc[:1] == ("clusters",) and len(loc) >= 3 and loc[2] == "kafka":
-        return "the value"  # properties hold secrets: never shown
+    if _secret(loc):
+        return "the value"  # properties and signing keys hold secrets: never shown
     if isinstance(value, Mapping):
         return "a mapping"
     if isinstance(value, list):
@@ -168,6 +170,13 @@ def _shown(value: Any, loc: Path) -> str:
     if isinstance(value, str):
         return repr(value[:80])  # repr escapes control and format characters
     return safe_text(str(value)[:80])
+
+
+def _secret(loc: Path) -> bool:
+    """_secret: ``loc`` is inside a cluster's client properties or its audit signing keys."""
+    if loc[:1] != ("clusters",) or len(loc) < 3:
+        return False
+    return loc[2] == "kafka" or loc[2:4] == ("audit_signing", "keys")
 
 
 def _annotation_at(root: type[BaseModel], loc: Path) -> Any:

@@ -12,6 +12,9 @@ Example::
           sasl.password: ${KQUOTA_PROD_PASSWORD}
         desired: [quotas/base, quotas/prod]  # relative to this file
         audit_topic: kquota-audit            # optional
+        audit_signing:                       # optional: sign and verify audit events
+          key_id: k2                         # the key that signs new events
+          keys: {k1: ${KQUOTA_AUDIT_K1}, k2: ${KQUOTA_AUDIT_K2}}   # each from ${VAR}
         policy:
           scope: [{user: "team-*"}, {ip: "*"}]   # or: all (the default)
           prune: false                       # the default
@@ -19,6 +22,7 @@ Example::
           max_removal_fraction: 0.3          # the default
           protect: [{user: "svc-*"}]         # principals a plan may not throttle harder
           capacity: {max_oversubscription: 3.0}   # optional: stop plans past this ratio
+          usage: {max_throttled_fraction: 0.05}   # optional: stop plans throttling past this
           mode: manage                       # the default; observe: apply refuses
           observe: [{user: "legacy-*"}]      # scopes apply may not alter (observe mode)
           ramp: {max_step: 0.5}              # optional: apply --ramp lowers in steps
@@ -26,6 +30,7 @@ Example::
           ingress: 100MiB/s
           egress: 200MiB/s
           disk_write: 150MiB/s               # optional
+        quota_window: {num: 11, size_seconds: 1}  # optional: the brokers' quota window
         platform: strimzi                    # optional: who else writes quotas here
         strimzi_quotas_type: kafka           # the Kafka resource's spec.kafka.quotas.type
         kafka_users: [svc-orders]            # optional: users Strimzi's User Operator owns
@@ -55,7 +60,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from kquota.config.file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
 from kquota.config.file import find_config as find_config  # re-exported
@@ -76,9 +89,11 @@ MAX_CONFIG_BYTES = MiB
 """The largest kquota.yaml read: a config, not data."""
 
 if TYPE_CHECKING:
+    from kquota.audit_keys import AuditKeys
     from kquota.desired.nodes import Node
 
 _ENV_REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_WHOLE_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ConfigError(KquotaError):
@@ -105,6 +120,20 @@ class CapacityPolicyConfig(_Strict):
     """CapacityPolicyConfig is ``policy.capacity``: when oversubscription stops a plan."""
 
     max_oversubscription: float = Field(gt=0.0, le=1e9)
+
+
+class UsagePolicyConfig(_Strict):
+    """UsagePolicyConfig is ``policy.usage``: when the throttle replay stops a plan."""
+
+    max_throttled_fraction: float = Field(ge=0.0, le=1.0)
+
+
+class QuotaWindowConfig(_Strict):
+    """QuotaWindowConfig is the brokers' ``quota.window.num`` and
+    ``quota.window.size.seconds``, for the throttle replay where the brokers cannot be asked."""
+
+    num: int = Field(ge=1, le=10_000)
+    size_seconds: int = Field(ge=1, le=86_400)
 
 
 def _byte_rate(v: Any) -> Any:
@@ -147,6 +176,7 @@ class PolicyConfig(_Strict):
     max_removal_fraction: float = Field(default=DEFAULT_MAX_REMOVAL_FRACTION, ge=0.0, le=1.0)
     protect: list[dict[str, str]] = Field(default_factory=list)
     capacity: CapacityPolicyConfig | None = None
+    usage: UsagePolicyConfig | None = None
     mode: Literal["manage", "observe"] = "manage"
     observe: list[dict[str, str]] = Field(default_factory=list)
     """ownership scopes in observe mode (matches as in ``scope``): apply refuses to alter them"""
@@ -188,9 +218,57 @@ class PolicyConfig(_Strict):
             max_oversubscription=(
                 None if self.capacity is None else self.capacity.max_oversubscription
             ),
+            max_throttled_fraction=(
+                None if self.usage is None else self.usage.max_throttled_fraction
+            ),
             observe=self.mode == "observe",
             observed=tuple(ScopeMatch.of(m) for m in self.observe),
         )
+
+
+class AuditSigningConfig(_Strict):
+    """AuditSigningConfig is ``audit_signing``: the keys audit events are signed and verified
+    with (docs/rollout.md), each one a ``${VAR}`` so no key is ever written in the file."""
+
+    key_id: str
+    keys: dict[str, str] = Field(min_length=1, repr=False)
+
+    @field_validator("keys")
+    @classmethod
+    def _check_keys(cls, v: dict[str, str]) -> dict[str, str]:
+        from kquota.audit_keys import KEY_ID
+
+        for key_id, raw in v.items():
+            if not KEY_ID.fullmatch(key_id):
+                raise ValueError(
+                    f"key id {key_id!r}: allowed are 1 to 64 ASCII letters, digits, '.', '_', '-'"
+                )
+            if not _WHOLE_ENV_REF.fullmatch(raw):
+                raise ValueError(
+                    f"key {key_id!r}: give the key as ${{VAR}}, read from the environment; a key "
+                    "written in kquota.yaml is a key anyone with the file has"
+                )
+        return v
+
+    @field_validator("key_id")
+    @classmethod
+    def _check_key_id(cls, v: str) -> str:
+        from kquota.audit_keys import KEY_ID
+
+        if not KEY_ID.fullmatch(v):
+            raise ValueError("allowed are 1 to 64 ASCII letters, digits, '.', '_', '-'")
+        return v
+
+    @model_validator(mode="after")
+    def _signing_key_is_one_of_them(self) -> AuditSigningConfig:
+        if self.key_id not in self.keys:
+            known = ", ".join(sorted(self.keys))
+            raise ValueError(f"key_id {self.key_id!r} is not one of its keys ({known})")
+        return self
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        yield "key_id", self.key_id
+        yield "keys", dict.fromkeys(self.keys, "***")
 
 
 class ClusterConfig(_Strict):
@@ -199,8 +277,11 @@ class ClusterConfig(_Strict):
     kafka: dict[str, str] = Field(repr=False)
     desired: list[str] = Field(default_factory=lambda: ["quotas"])
     audit_topic: str | None = None
+    audit_signing: AuditSigningConfig | None = None
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     capacity: CapacityConfig | None = None
+    quota_window: QuotaWindowConfig | None = None
+    """the brokers' quota window as declared (the replay asks the brokers first)"""
     platform: Literal["kafka", "strimzi"] | None = None
     strimzi_quotas_type: Literal["kafka", "strimzi"] | None = None
     """the ``Kafka`` resource's ``spec.kafka.quotas.type`` (``kafka``: the Cluster Operator
@@ -272,6 +353,31 @@ class ClusterConfig(_Strict):
 
             out[key] = _ENV_REF.sub(substitute, raw)
         return out
+
+    def audit_keys(self, env: Mapping[str, str] | None = None) -> AuditKeys | None:
+        """audit_keys are ``audit_signing``'s keys read from the environment (None: none
+        configured). ConfigError names the variable or key id, never a key's value."""
+        from kquota.audit_keys import AuditKeys, key_problem
+
+        signing = self.audit_signing
+        if signing is None:
+            return None
+        environ = os.environ if env is None else env
+        keys: dict[str, bytes] = {}
+        for key_id, raw in signing.keys.items():
+            match = _WHOLE_ENV_REF.fullmatch(raw)
+            assert match is not None  # the validator saw to it
+            name = match.group(1)
+            if name not in environ:
+                raise ConfigError(
+                    f"{self._source}: environment variable {name} is not set (audit signing "
+                    f"key {key_id!r})"
+                )
+            problem = key_problem(key_id, environ[name])
+            if problem is not None:
+                raise ConfigError(f"{self._source}: {problem} (from ${{{name}}})")
+            keys[key_id] = environ[name].encode()
+        return AuditKeys(signing.key_id, keys)
 
     def provenance(self) -> Provenance:
         """provenance says where each property stands (``kquota.yaml:line``) and which

@@ -32,6 +32,9 @@ DESCRIPTIONS: dict[str, str] = {
     "in ${VAR}s, never in the file.",
     "desired": "Desired-state files or folders, relative to this file.",
     "audit_topic": "An existing topic apply publishes one audit event per committed entity to.",
+    "audit_signing": "The keys audit events are signed (HMAC-SHA256) and verified with: key_id "
+    "signs new events, keys maps each key id to a ${VAR} holding a key of at least 32 bytes; "
+    "revert refuses events that do not verify (docs/rollout.md).",
     "policy": "What this repository owns on the cluster, and how much a plan may remove.",
     "scope": 'Ownership: "all", or matches such as {user: "team-*"} (* matches any run of '
     "characters; <default> the default entity).",
@@ -42,6 +45,11 @@ DESCRIPTIONS: dict[str, str] = {
     "of the managed quota values stops.",
     "protect": "Principals a plan may not throttle harder without --allow-protected-change, "
     'as matches ({user: "svc-*"}, {user: alice, client-id: app}).',
+    "usage": "When the throttle replay stops a plan: max_throttled_fraction, the largest share "
+    "of the observed time plan --usage may newly throttle a principal for "
+    "(--allow-throttling overrides; docs/usage.md).",
+    "quota_window": "The brokers' quota.window.num and quota.window.size.seconds, for plan "
+    "--usage's throttle replay when the brokers cannot be asked (docs/usage.md).",
     "mode": "manage (the default) or observe: plan, drift and export as usual, apply refuses "
     "(for a cluster another tool still writes to).",
     "observe": "Ownership scopes in observe mode (matches as in scope): apply refuses to alter "

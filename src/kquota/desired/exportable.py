@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kquota.desired.document import read_document
+from kquota.desired.format import KIND_BASE
 from kquota.desired.merge import merge
 from kquota.desired.problems import Problems
 from kquota.desired.reader import read_nodes
@@ -34,12 +35,15 @@ class Export:
     left_out: tuple[tuple[Entity, str], ...]
 
 
-def export_yaml(state: Mapping[Entity, Mapping[str, float]], header: str) -> Export:
-    """export_yaml renders ``state`` as desired-state YAML that ``validate`` accepts."""
+def export_yaml(
+    state: Mapping[Entity, Mapping[str, float]], header: str, kind: str = KIND_BASE
+) -> Export:
+    """export_yaml renders ``state`` as desired-state YAML that ``validate`` accepts
+    (``kind``: a base file, or an overlay whose entries replace the base's)."""
     kept = dict(state)
     left_out: list[tuple[Entity, str]] = []
     while True:
-        text, lines = render_desired_lines(kept, header)
+        text, lines = render_desired_lines(kept, header, kind)
         problems = Problems()
         root, ok = read_nodes(_SELF, text.encode("utf-8"), problems)
         if ok:

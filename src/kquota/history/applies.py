@@ -4,6 +4,10 @@ An apply publishes one event per committed entity, all with its plan id; a re-ru
 interrupted apply publishes more events under the same id (the entities it committed then).
 So an apply is every event of one plan id, and one entity may appear in it more than once
 only through a duplicate delivery: its ops are then merged (first before, last after).
+
+The events of one apply must agree: one cluster, one cluster id, one actor, and one record of
+each key (a duplicate delivery repeats it exactly). Anything else was not written by one
+apply; the disagreement is kept as a problem of the apply, which revert refuses.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kquota.audit import AuditOp
+from kquota.audit_keys import Verdict
+from kquota.display import cut, safe_text
 from kquota.history.trail import RecordedChange
-from kquota.model import Entity
+from kquota.model import Entity, display_entity
 
 NO_PLAN_ID = "(none)"
 
@@ -47,9 +53,19 @@ class AppliedPlan:
     changes: tuple[EntityChange, ...]
     reverts: str | None = None
     """The plan id of an earlier apply this one undid exactly, if any."""
+    events: tuple[RecordedChange, ...] = ()
+    """The records the apply was read from, in topic order."""
+    problems: tuple[str, ...] = ()
+    """Where its events disagree with each other (not one apply's)."""
+    cluster_id: str | None = None
 
     def count(self, kind: str) -> int:
         return sum(1 for c in self.changes if c.kind == kind)
+
+    @property
+    def unverified(self) -> tuple[RecordedChange, ...]:
+        """unverified are its events whose signature did not verify (or that have none)."""
+        return tuple(e for e in self.events if not e.verdict.trusted)
 
     def to_data(self) -> dict[str, object]:
         return {
@@ -63,6 +79,12 @@ class AppliedPlan:
             "update": self.count("update"),
             "remove": self.count("remove"),
             "reverts": self.reverts,
+            "verified": bool(self.events) and not self.unverified,
+            "unverified": [
+                {"partition": e.partition, "offset": e.offset, "signature": e.verdict.value}
+                for e in self.unverified
+            ],
+            "problems": list(self.problems),
         }
 
 
@@ -96,9 +118,42 @@ def applies(changes: Sequence[RecordedChange]) -> list[AppliedPlan]:
                 cluster=first.cluster,
                 changes=merged,
                 reverts=_reverted(merged, out),
+                events=tuple(events),
+                problems=tuple(disagreements(events)),
+                cluster_id=first.cluster_id,
             )
         )
     return out
+
+
+def disagreements(events: Sequence[RecordedChange]) -> list[str]:
+    """disagreements are where events of one plan id cannot all be one apply's: two
+    clusters, cluster ids or actors, or one key recorded with two different values."""
+    found: list[str] = []
+    for what, field in (("cluster", "cluster"), ("cluster id", "cluster_id"), ("actor", "actor")):
+        first: dict[str | None, RecordedChange] = {}
+        for event in events:
+            first.setdefault(getattr(event, field), event)
+        if len(first) > 1:
+            shown = ", ".join(
+                f"{_quoted(value)} ({event.where})" for value, event in list(first.items())[:3]
+            )
+            found.append(f"its events name {len(first)} different {what}s: {shown}")
+    recorded: dict[tuple[Entity, str], tuple[AuditOp, RecordedChange]] = {}
+    for event in events:
+        for op in event.ops:
+            seen = recorded.setdefault((event.entity, op.key), (op, event))
+            if seen[0] != op:
+                shown = cut(display_entity(event.entity), 120)
+                found.append(
+                    f"{shown} {op.key} is recorded twice with different values "
+                    f"({seen[1].where} and {event.where})"
+                )
+    return found
+
+
+def _quoted(value: str | None) -> str:
+    return "none" if value is None else "'" + cut(safe_text(value), 64) + "'"
 
 
 def _reverted(changes: tuple[EntityChange, ...], earlier: Sequence[AppliedPlan]) -> str | None:
@@ -134,6 +189,7 @@ def combined(chosen: Sequence[AppliedPlan]) -> AppliedPlan:
             per_entity.setdefault(change.entity, []).extend(change.ops)
     first = chosen[0]
     clusters = {a.cluster for a in chosen}
+    cluster_ids = {a.cluster_id for a in chosen}
     return AppliedPlan(
         plan_id="+".join(a.plan_id for a in chosen),
         timestamp=first.timestamp,
@@ -141,6 +197,9 @@ def combined(chosen: Sequence[AppliedPlan]) -> AppliedPlan:
         git_commit=first.git_commit,
         cluster=first.cluster if len(clusters) == 1 else None,
         changes=tuple(EntityChange(e, _merge(ops)) for e, ops in per_entity.items()),
+        events=tuple(e for a in chosen for e in a.events),
+        problems=tuple(f"apply {a.plan_id}: {p}" for a in chosen for p in a.problems),
+        cluster_id=first.cluster_id if len(cluster_ids) == 1 else None,
     )
 
 
@@ -152,12 +211,14 @@ class EntityEvent:
     timestamp: str
     actor: str | None
     ops: tuple[AuditOp, ...]
+    verdict: Verdict = Verdict.UNSIGNED
+    where: str = ""
 
 
 def entity_history(changes: Sequence[RecordedChange], entity: Entity) -> list[EntityEvent]:
     """entity_history is every recorded change to ``entity``, oldest first."""
     return [
-        EntityEvent(c.plan_id or NO_PLAN_ID, c.timestamp, c.actor, c.ops)
+        EntityEvent(c.plan_id or NO_PLAN_ID, c.timestamp, c.actor, c.ops, c.verdict, c.where)
         for c in changes
         if c.entity == entity
     ]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from kquota.history.applies import AppliedPlan, EntityEvent
 from kquota.history.inverse import Conflict
+from kquota.history.trail import BadRecord
 from kquota.model import Entity
 from kquota.plan.types import Plan
 from kquota.render.format import display_entity
@@ -19,6 +20,9 @@ class RevertResult:
     source: AppliedPlan
     plan: Plan
     forced: tuple[Conflict, ...]
+    warnings: tuple[str, ...] = ()
+    """What the operator must know about the trail it came from (no key to verify it with,
+    bad records on the topic)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,9 @@ class History:
     entity: Entity | None = None
     events: tuple[EntityEvent, ...] = ()
     skipped: int = 0
+    bad: tuple[BadRecord, ...] = ()
+    signed: bool = False
+    """Whether keys were configured to verify the events with."""
 
     @property
     def entity_shown(self) -> str:

@@ -27,10 +27,14 @@ NETWORK_THREADS = "num.network.threads"
 MAX_CONNECTION_CREATION_RATE = "max.connection.creation.rate"
 LISTENERS = "listeners"
 INTER_BROKER_LISTENER = "inter.broker.listener.name"
+QUOTA_WINDOW_NUM = "quota.window.num"
+QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds"
 CONFIG_KEYS = (
     IO_THREADS,
     NETWORK_THREADS,
     MAX_CONNECTION_CREATION_RATE,
+    QUOTA_WINDOW_NUM,
+    QUOTA_WINDOW_SIZE_SECONDS,
     QUOTA_CALLBACK_KEY,
     LISTENERS,
     INTER_BROKER_LISTENER,

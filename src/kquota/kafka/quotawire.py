@@ -27,11 +27,12 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from kquota.kafka.protocol import (
     ALTER_CLIENT_QUOTAS,
     DESCRIBE_CLIENT_QUOTAS,
+    ProtocolError,
     decode_response,
     encode_body,
 )
 from kquota.kafka.protocol.primitives import MAX_ARRAY_ELEMENTS, read_uvarint
-from kquota.model import CLIENT_ID, USER, Entity, QuotaState, QuotaValues
+from kquota.model import CLIENT_ID, USER, Entity, QuotaState, QuotaValues, display_entity
 
 Parts = tuple[tuple[str, str | None], ...]
 
@@ -213,7 +214,9 @@ class DescribeAnswer:
 def decode_describe_response(version: int, payload: bytes) -> DescribeAnswer:
     """decode_describe_response reads a whole response frame (header included) at ``version``.
 
-    Duplicate entities or keys resolve as a dict does (last wins), as the interpreter path does.
+    An entity listed twice is a :class:`ProtocolError` (which of its two answers is the
+    cluster's cannot be known); a key listed twice in one entity resolves as a dict does
+    (last wins), as the interpreter path does.
     """
     return _guarded(  # type: ignore[no-any-return]
         payload,
@@ -225,9 +228,23 @@ def decode_describe_response(version: int, payload: bytes) -> DescribeAnswer:
 def _describe_slow(version: int, payload: bytes) -> DescribeAnswer:
     body = decode_response(DESCRIBE_CLIENT_QUOTAS, version, payload)[1]
     state: QuotaState = {}
-    for entry in body["Entries"] or []:
-        state[entity_from_wire(entry["Entity"])] = {v["Key"]: v["Value"] for v in entry["Values"]}
+    first: dict[Entity, int] = {}
+    for i, entry in enumerate(body["Entries"] or []):
+        entity = entity_from_wire(entry["Entity"])
+        if entity in first:
+            raise _twice(version, entity, first[entity], i)
+        first[entity] = i
+        state[entity] = {v["Key"]: v["Value"] for v in entry["Values"]}
     return DescribeAnswer(body["ErrorCode"], body["ErrorMessage"], state)
+
+
+def _twice(version: int, entity: Entity, first: int, again: int) -> ProtocolError:
+    """_twice: an answer listing one entity twice, which no broker sends (its answer is built
+    from a map); silently keeping the last would plan against either of two states."""
+    path = f"Entries[{again}].Entity"
+    reason = f"{display_entity(entity)} is listed twice (also Entries[{first}])"
+    message = f"DescribeClientQuotasResponse v{version}: {path}: {reason}"
+    return ProtocolError(message, path=path, reason=reason)
 
 
 T = TypeVar("T")
@@ -274,8 +291,8 @@ def _describe_fast(version: int, payload: bytes) -> DescribeAnswer:
         pos = tags(buf, pos)
         state[ent] = values
     pos = tags(buf, pos)
-    if pos != len(buf):
-        raise _Declined
+    if pos != len(buf) or len(state) != max(count, 0):
+        raise _Declined  # an entity listed twice: the interpreter path names it
     return DescribeAnswer(code, message, state)
 
 
@@ -739,8 +756,8 @@ def _describe_flexible(buf: bytes) -> DescribeAnswer:
         if len(seen) < _SEEN_VALUES_LIMIT:
             seen[buf[start:pos]] = values
             span[m] = pos - start
-    if pos + 1 != len(buf) or buf[pos]:
-        raise _Declined
+    if pos + 1 != len(buf) or buf[pos] or len(state) != max(count, 0):
+        raise _Declined  # also an entity listed twice: the interpreter path names it
     return DescribeAnswer(code, message, state)
 
 

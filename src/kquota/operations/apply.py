@@ -7,7 +7,7 @@ live in :mod:`kquota.planfile`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -70,7 +70,9 @@ def check_audit_topic(publisher: AuditPublisher) -> None:
         raise AuditError(f"{e}; nothing was committed") from None
 
 
-def publish_audit(publisher: AuditPublisher, plan: Plan, report: ApplyReport) -> AuditOutcome:
+def publish_audit(
+    publisher: AuditPublisher, plan: Plan, report: ApplyReport, cluster_id: str | None = None
+) -> AuditOutcome:
     """publish_audit publishes one event per committed entity and confirms them all.
 
     The changes are in the cluster whatever happens here, so a failure is an outcome of its
@@ -84,7 +86,12 @@ def publish_audit(publisher: AuditPublisher, plan: Plan, report: ApplyReport) ->
         with progress.phase("audit", total=len(report.committed), unit="events"), publisher:
             publisher.publish(
                 AuditEvent.from_alteration(
-                    a, plan_id=pid, cluster=plan.cluster, git_commit=commit, actor=who
+                    a,
+                    plan_id=pid,
+                    cluster=plan.cluster,
+                    git_commit=commit,
+                    actor=who,
+                    cluster_id=cluster_id or plan.cluster_id,
                 )
                 for a in report.committed
             )
@@ -165,6 +172,7 @@ class PolicyOverrides:
     allow_mass_removal: bool = False
     protect: Sequence[ProtectMatch] = ()
     allow_protected_change: bool = False
+    allow_oversubscription: bool = False
 
 
 @dataclass(frozen=True)
@@ -231,23 +239,33 @@ def refuse_observed(target: Target, policy: Policy, plan: Plan | None = None) ->
     """refuse_observed stops apply on a cluster in observe mode (``policy.mode: observe``),
     before any connection, and a ``plan`` that alters an entity of an observed scope
     (``policy.observe``): another tool still writes those quotas."""
-    where = f"cluster {safe_text(target.label)}" if target.label else "this cluster"
+    refusal = observe_refusal(target.label, policy, plan)
+    if refusal is not None:
+        raise ObserveModeError(refusal)
+
+
+def observe_refusal(label: str | None, policy: Policy, plan: Plan | None = None) -> str | None:
+    """observe_refusal is why apply refuses to write to the cluster ``label`` under
+    ``policy`` (observe mode, or ``plan`` altering an observed scope), or None: what
+    :func:`refuse_observed` raises and ``kquota show`` shows."""
+    where = f"cluster {safe_text(label)}" if label else "this cluster"
     if policy.observe:
-        raise ObserveModeError(
+        return (
             f"{where} is in observe mode (policy.mode: observe in kquota.yaml): plan, drift and"
             " export work as usual, apply does not write; set policy.mode: manage to apply"
         )
     if plan is None or not policy.observed:
-        return
+        return None
     hits = policy.observed_in(a.entity for a in plan.alterations)
-    if hits:
-        more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
-        raise ObserveModeError(
-            f"{where}: the plan alters {len(hits)} entities in an observed scope "
-            f"(policy.observe in kquota.yaml): {', '.join(map(str, hits[:5]))}{more}; nothing "
-            "was applied. Leave them out of the desired state, or take the scope out of "
-            "policy.observe to manage it"
-        )
+    if not hits:
+        return None
+    more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
+    return (
+        f"{where}: the plan alters {len(hits)} entities in an observed scope "
+        f"(policy.observe in kquota.yaml): {', '.join(map(str, hits[:5]))}{more}; nothing "
+        "was applied. Leave them out of the desired state, or take the scope out of "
+        "policy.observe to manage it"
+    )
 
 
 def apply(
@@ -265,6 +283,7 @@ def apply(
     protect: Sequence[ProtectMatch] = (),
     allow_protected_change: bool = False,
     protect_override: str = LIBRARY.protected_change,
+    allow_oversubscription: bool = False,
 ) -> ApplyResult:
     """apply is :func:`run_apply` with its request spelled as keyword arguments (``override``
     and ``protect_override``: how a refusal names each guard's override), and an audit
@@ -272,7 +291,9 @@ def apply(
     request = ApplyRequest(
         target,
         source,
-        PolicyOverrides(prune, allow_mass_removal, protect, allow_protected_change),
+        PolicyOverrides(
+            prune, allow_mass_removal, protect, allow_protected_change, allow_oversubscription
+        ),
         RunOptions(batch_size, verify_timeout, lease, None, Overrides(override, protect_override)),
     )
     return run_apply(request, hooks, publisher=publisher)
@@ -297,9 +318,11 @@ def run_apply(
     ``view.confirm``, a validate-only pass of every alteration (or nothing is committed),
     commit in batches, verify; finally one audit event per committed entity is published.
 
-    Protected principals (the policy's and the request's) are resolved again on the live
-    cluster, with the principals a saved plan names (planning here: those the cluster's
-    discovery finds).
+    Every guard is computed here, from the alterations and the policy in force, never read
+    from a saved plan (issue 33): protected principals (the policy's and the request's) are
+    resolved on the live cluster, with the principals a saved plan names and, for a protected
+    glob, those the cluster's discovery finds; the capacity guard is counted from the
+    cluster's facts whenever the policy sets ``max_oversubscription``.
     """
     offline = _offline(request, view)
     run = request.run
@@ -309,7 +332,9 @@ def run_apply(
         from kquota.audit import AuditPublisher
 
         # A bad configuration fails here, before any connection.
-        publisher = opened = AuditPublisher(run.audit_topic, offline.props)
+        publisher = opened = AuditPublisher(
+            run.audit_topic, offline.props, signer=request.target.audit_keys()
+        )
     try:
         return _commit(request, offline, view, publisher)
     finally:
@@ -351,6 +376,8 @@ def _offline(request: ApplyRequest, view: ApplyView) -> _Offline:
         protect=asked.protect,
         allow_protected_change=asked.allow_protected_change,
     )
+    if asked.allow_oversubscription:
+        policy = replace(policy, allow_oversubscription=True)
     refuse_observed(target, policy)  # issue 23: before reading anything more or connecting
     if desired is not None:
         return _Offline(policy, props, None, desired)
@@ -396,19 +423,33 @@ def _commit(
             current = admin.describe_all()
             step.count = len(current)
         warnings: tuple[str, ...] = ()
+        discovery = None
+        if any(m.exact() is None for m in policy.protect):  # globs need principals
+            from kquota.principals.live import discover
+
+            discovery = discover(admin)
+        from kquota.operations.capacity import for_apply
+
+        capacity = for_apply(target, policy, discovery)  # the capacity guard, as in plan
         if saved is not None:
             already = check_not_stale(saved, current, cluster_id)
-            plan = judge(saved, policy, current)
+            known = () if discovery is None else discovery.principals
+            plan = judge(saved, policy, current, known)
+            if capacity is not None:  # counted again: a file's capacity key counts for nothing
+                from kquota.operations.capacity import with_capacity
+
+                plan = with_capacity(
+                    plan,
+                    current,
+                    policy,
+                    [*capacity.discovery.principals, *known],
+                    capacity.declared,
+                    capacity.facts,
+                    capacity.callback,
+                )
+                warnings = plan.capacity.warnings if plan.capacity is not None else ()
         else:
             assert desired is not None
-            discovery = None
-            if any(m.exact() is None for m in policy.protect):  # globs need principals
-                from kquota.principals.live import discover
-
-                discovery = discover(admin)
-            from kquota.operations.capacity import for_apply
-
-            capacity = for_apply(target, policy, discovery)  # the capacity guard, as in plan
             result = plan_against(
                 target,
                 desired,
@@ -452,7 +493,7 @@ def _commit(
     view.committed(plan, report)
     audit = None
     if publisher is not None and report.committed:
-        audit = publish_audit(publisher, plan, report)
+        audit = publish_audit(publisher, plan, report, cluster_id)
     return ApplyResult(plan, report, audit)
 
 
@@ -465,6 +506,7 @@ def execute_plan(
     verify_timeout: float = 15.0,
     audit_topic: str | None = None,
     allow_protected_change: bool = False,
+    allow_oversubscription: bool = False,
 ) -> ApplyResult:
     """execute_plan applies a plan to the live target, as ``kquota apply PLAN.json`` does: the
     same road (:func:`run_apply`), the same checks, the same refusals.
@@ -476,7 +518,8 @@ def execute_plan(
     :class:`~kquota.plan.guard.GuardRefused`), and nothing is written. Once connected, a plan
     made for another cluster id, or against entities that changed since, raises
     :class:`~kquota.apply.staleness.StalePlanError`; the guards are judged again on the live
-    cluster (``allow_mass_removal`` and ``allow_protected_change`` override them). Every
+    cluster, the capacity guard from its facts (``allow_mass_removal``,
+    ``allow_protected_change`` and ``allow_oversubscription`` override them). Every
     alteration passes a validate-only pass first, or nothing is committed; then commit in
     batches of ``batch_size`` and verify. With ``audit_topic`` the topic is checked before
     the commit and one event per committed entity is published after it. The apply lease is
@@ -491,11 +534,14 @@ def execute_plan(
     check.number(verify_timeout, "execute_plan: verify_timeout", 0.0, 3600.0, above=True)
     check.optional(audit_topic, str, "execute_plan: audit_topic", "a topic name (str)")
     check.flag(allow_protected_change, "execute_plan: allow_protected_change")
+    check.flag(allow_oversubscription, "execute_plan: allow_oversubscription")
     request = ApplyRequest(
         target,
         plan,
         PolicyOverrides(
-            allow_mass_removal=allow_mass_removal, allow_protected_change=allow_protected_change
+            allow_mass_removal=allow_mass_removal,
+            allow_protected_change=allow_protected_change,
+            allow_oversubscription=allow_oversubscription,
         ),
         RunOptions(batch_size, verify_timeout, audit_topic=audit_topic),
     )

@@ -65,6 +65,6 @@ def publish_drift(topic: str, report: DriftReport, target: Target) -> None:
         git_commit=git_commit(),
         actor=actor(),
     )
-    with AuditPublisher(topic, target.client_properties()) as publisher:
+    with AuditPublisher(topic, target.client_properties(), signer=target.audit_keys()) as publisher:
         publisher.check()
         publisher.publish([event])

@@ -16,7 +16,9 @@ against the live cluster, never a plan file trusted to name its own target.
 The rollout stops at the first cluster that fails; nothing of a later cluster or wave
 starts. A record (``PLANS/fleet-apply.json``) is written after each cluster, so
 ``--resume`` continues from the first cluster not done, with the staleness of each
-remaining cluster checked again by its own apply.
+remaining cluster checked again by its own apply. The record is a file anyone with the plans
+folder can edit: a cluster it calls done is skipped only when the live cluster shows that
+cluster's plan; otherwise it goes through its own apply like any cluster not done.
 
 A wave with ``max_parallel`` above one applies up to that many of its clusters at once, each
 in a process of its own (:mod:`kquota.operations.fleet_parallel`): the deadline, the signal
@@ -42,6 +44,7 @@ from kquota.fleet.rollout import (
     COMMITTED,
     DONE,
     FAILED,
+    NOT_ATTEMPTED,
     UNCHANGED,
     ClusterOutcome,
     FleetApplyReport,
@@ -173,16 +176,20 @@ def _target(request: FleetApplyRequest, name: str) -> Target:
 
 
 def _load_record(request: FleetApplyRequest, plan_ids: dict[str, str]) -> dict[str, str]:
+    from kquota.localfile import MiB, UnreadableFile, read_text
+
     path = request.plans_dir / RECORD
     if not path.exists():
         if request.resume:
             raise UsageError(f"--resume: no record of an earlier fleet apply at {path}")
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, limit=64 * MiB, larger="start a new rollout"))
         recorded = {c["cluster"]: (c["plan_id"], c["status"]) for c in data["clusters"]}
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"{path}: not a fleet apply record ({e})") from None
+    except UnreadableFile as e:
+        raise UsageError(e.message(path, "the fleet apply record")) from None
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        raise UsageError(f"{path}: not a fleet apply record ({safe_text(str(e))})") from None
     if not request.resume:
         if any(status in DONE for _, status in recorded.values()):
             raise UsageError(
@@ -200,10 +207,34 @@ def _load_record(request: FleetApplyRequest, plan_ids: dict[str, str]) -> dict[s
 
 
 def _write_record(report: FleetApplyReport) -> None:
+    from kquota.localfile import replace_file
+
     path = report.plans_dir / RECORD
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report.to_data(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    data = (json.dumps(report.to_data(), indent=2) + "\n").encode("utf-8")
+    try:
+        replace_file(path, data)
+    except OSError as e:
+        raise KquotaError(
+            f"{path}: cannot write the fleet apply record: {e.strerror or e}"
+        ) from None
+
+
+def _not_shown(request: FleetApplyRequest, name: str, plan: Plan) -> str | None:
+    """_not_shown says why the live cluster does not confirm that a cluster the record calls
+    done holds its plan (None: it does). The record alone never skips a cluster."""
+    from kquota.operations.ramp import drift_in
+
+    if not plan.alterations:
+        return None
+    try:
+        with _target(request, name).admin() as admin:
+            found = drift_in(plan, admin.describe_all(), setter="the plan")
+    except KquotaError as e:
+        return f"the live cluster could not be read ({e})"
+    if not found:
+        return None
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    return f"the live cluster does not show its plan ({found[0]}{more})"
 
 
 def fleet_apply(
@@ -232,10 +263,15 @@ def fleet_apply(
             progress(f"wave {wave.number} of {len(request.waves)}: {', '.join(wave.clusters)}")
             pending = []
             for name in wave.clusters:
-                if by_name[name].status in DONE:
-                    progress(f"  {name}: {by_name[name].status} in an earlier run")
-                else:
-                    pending.append(by_name[name])
+                outcome = by_name[name]
+                if outcome.status in DONE:
+                    why = _not_shown(request, name, plans[name])
+                    if why is None:
+                        progress(f"  {name}: {outcome.status} in an earlier run")
+                        continue
+                    progress(f"  {name}: the record says {outcome.status}, but {why}: applying it")
+                    outcome.status, outcome.detail = NOT_ATTEMPTED, ""
+                pending.append(outcome)
             stopped = _run_wave(request, wave, pending, plans, report, progress)
             if stopped is not None:
                 report.stopped = stopped
@@ -316,7 +352,9 @@ def apply_cluster(
         if topic:
             from kquota.audit import AuditPublisher
 
-            publisher = AuditPublisher(topic, target.client_properties())
+            publisher = AuditPublisher(
+                topic, target.client_properties(), signer=target.audit_keys()
+            )
         result = apply(
             target,
             desired,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kquota.model import QuotaState
 from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import LoadedDesired
+from kquota.operations.replay import UsageInputs
 from kquota.plan.controllers import Controllers
 from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
@@ -17,6 +18,7 @@ from kquota.plan.types import Plan
 from kquota.principals.model import Discovery, SourceReport
 from kquota.target import Origin, Target
 from kquota.timestamps import utc_now_iso
+from kquota.usage.rows import Sample
 
 OFFLINE = "offline: plan against a snapshot"
 """Why the live discovery sources cannot look when the state is a snapshot file."""
@@ -64,6 +66,8 @@ def plan_against(
     capacity: CapacityInputs | None = None,
     allow_oversubscription: bool = False,
     controllers: Controllers | None = None,
+    usage: UsageInputs | None = None,
+    allow_throttling: bool = False,
 ) -> PlanResult:
     """plan_against plans ``desired`` against ``state`` and stamps the plan with what a saved
     plan records: cluster and cluster id, desired digest, version, time.
@@ -72,7 +76,8 @@ def plan_against(
     policy or ``protect`` (added to it), the plan carries its impact
     (:func:`kquota.plan.impact.plan_impact`) and the protected principals' verdict. With
     ``capacity`` it carries its capacity report (:mod:`kquota.operations.capacity`); with
-    ``controllers`` the notes on what other controllers will do with it.
+    ``controllers`` the notes on what other controllers will do with it; with ``usage`` the
+    throttle replay of the observed samples (:mod:`kquota.operations.replay`).
 
     The caller loads the desired state first (:func:`~kquota.operations.load_desired_state`):
     local files are read and checked before any connection, so a typo is never reported as a
@@ -92,6 +97,8 @@ def plan_against(
         )
     if allow_oversubscription:
         policy = dataclasses.replace(policy, allow_oversubscription=True)
+    if allow_throttling:
+        policy = dataclasses.replace(policy, allow_throttling=True)
     with timings.span("plan"):
         plan = make(desired.quotas, state, policy, cluster=origin.cluster, order=desired.order)
     plan = dataclasses.replace(
@@ -111,6 +118,11 @@ def plan_against(
         )
         assert plan.capacity is not None
         warnings += plan.capacity.warnings
+    if usage is not None:
+        from kquota.operations.replay import with_replay
+
+        with timings.span("replay"):
+            plan = with_replay(plan, state, policy, usage)
     if controllers is not None and controllers.any:
         from kquota.plan.controllers import controller_notes
 
@@ -183,6 +195,9 @@ def make_plan(
     allow_protected_change: bool = False,
     capacity: bool | None = None,
     allow_oversubscription: bool = False,
+    usage: Iterable[Sample] | None = None,
+    usage_source: str | None = None,
+    allow_throttling: bool = False,
 ) -> PlanResult:
     """make_plan reads the target's current state (snapshot or live) and plans against it.
 
@@ -190,6 +205,8 @@ def make_plan(
     principals (:func:`kquota.principals.listed.read_principals`) are resolved too.
     ``capacity`` (None: on where ``kquota.yaml`` declares a capacity) adds the capacity
     report, over the principals discovered (the cluster is asked even without ``impact``).
+    ``usage`` (observed :class:`kquota.usage.rows.Sample` rows, from ``usage_source``) adds
+    the throttle replay, over the brokers' quota window (read from a live cluster).
     """
     from kquota import argcheck as check
     from kquota.operations import capacity as cap
@@ -206,6 +223,9 @@ def make_plan(
     check.flag(allow_protected_change, "make_plan: allow_protected_change")
     check.optional_flag(capacity, "make_plan: capacity")
     check.flag(allow_oversubscription, "make_plan: allow_oversubscription")
+    check.optional(usage, Iterable, "make_plan: usage", "an iterable of kquota Sample rows")
+    check.optional(usage_source, str, "make_plan: usage_source", "a str")
+    check.flag(allow_throttling, "make_plan: allow_throttling")
     state, origin = target.load_state_and_origin()
     discovery = None
     if impact or listed is not None:
@@ -218,6 +238,13 @@ def make_plan(
         if found is None:
             found = discover_principals(target, live=not target.offline, listed=None)
         inputs = cap.CapacityInputs(cap.declared_capacity(target), facts, callback, found)
+    usage_in = None
+    if usage is not None:
+        from kquota.operations.replay import usage_inputs
+
+        if settings is None and not target.offline:
+            settings = cap.broker_facts(target)[2]
+        usage_in = usage_inputs(target, usage, settings, usage_source)
     found_callback = None if discovery is None else discovery.quota_callback
     controllers = controllers_of(target, settings, found_callback)
     return plan_against(
@@ -234,4 +261,6 @@ def make_plan(
         capacity=inputs,
         allow_oversubscription=allow_oversubscription,
         controllers=controllers,
+        usage=usage_in,
+        allow_throttling=allow_throttling,
     )

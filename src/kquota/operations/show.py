@@ -11,8 +11,11 @@ file gets apply's refusal, word for word. Two things differ, because nothing is 
   and reported as what apply would refuse: a fleet plan records no cluster id.
 
 The guard and the ownership scope are those of the plan's cluster in kquota.yaml when there
-is one (or of the cluster named), else the defaults. A protected principal's verdict is taken
-on the live cluster by apply; the file only names the principals, so show lists no impact.
+is one, by its name or by its bootstrap servers (or of the cluster named), else the defaults.
+Observe mode is a verdict too: a plan for a cluster in observe mode, or altering an observed
+scope, is shown with apply's refusal. The guards apply counts on the live cluster (protected
+principals resolved there, the capacity guard from the brokers' facts) are never read from
+the file: show says that apply counts them, under which settings, and lists no impact.
 
 A fleet's ``fleet-plan.json`` (``kquota fleet plan``) stands for its folder: every
 ``<cluster>.plan.json`` beside it is read the same way; the summary in the file is never
@@ -27,11 +30,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.localfile import UnreadableFile, read_regular
+from kquota.operations.apply import observe_refusal
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
-from kquota.planfile.reader import MAX_PLAN_BYTES, PlanFileError, parse_plan, read_plan_bytes
+from kquota.planfile.reader import (
+    MAX_PLAN_BYTES,
+    PlanFileError,
+    parse_plan,
+    read_plan_bytes,
+    values_problem,
+)
 from kquota.planfile.writer import unapplyable_because
 
 FLEET_SUMMARY = "fleet-plan.json"
@@ -48,6 +59,8 @@ class ShownPlan:
     unapplyable: tuple[str, ...] = ()
     principals: int = 0
     """Principals the file names for apply to check live (their verdict is not shown)."""
+    live: tuple[str, ...] = ()
+    """The guards apply counts again on the live cluster under the policy in force."""
 
 
 PolicyFor = Callable[[str | None], Policy | None]
@@ -72,7 +85,29 @@ def _read(path: Path, policy_for: PolicyFor) -> ShownPlan:
     principals = 0 if plan.impact is None else len(plan.impact.resolved)
     # Stopped again: only the operator's flag at apply time overrides the guard.
     plan = dataclasses.replace(plan, mass_removal_allowed=False, impact=None)
-    return ShownPlan(path, plan, tuple(unapplyable_because(plan)), principals)
+    refusals = unapplyable_because(plan)
+    in_force = policy or first or Policy()
+    observed = observe_refusal(plan.cluster, in_force, plan)
+    if observed is not None:
+        refusals.append(observed)
+    return ShownPlan(path, plan, tuple(refusals), principals, live_guards(in_force))
+
+
+def live_guards(policy: Policy) -> tuple[str, ...]:
+    """live_guards: what apply counts on the live cluster under ``policy``, which a saved plan
+    cannot say (issue 33)."""
+    out = []
+    if policy.protect:
+        names = "; ".join(
+            ",".join(f"{t}={safe_text(p)}" for t, p in m.to_data().items()) for m in policy.protect
+        )
+        out.append(f"apply resolves the protected principals ({names}) on the live cluster")
+    if policy.max_oversubscription is not None:
+        out.append(
+            "apply counts the capacity guard (max_oversubscription="
+            f"{policy.max_oversubscription:g}) from the live brokers' facts"
+        )
+    return tuple(out)
 
 
 def _reviewing(policy: Policy | None) -> Policy:
@@ -83,7 +118,11 @@ def _fleet_plans(summary: Path) -> list[Path]:
     """_fleet_plans are the plan files beside a fleet summary; the summary's cluster list
     must name exactly them (its names are compared, never used as paths)."""
     try:
-        doc = json.loads(read_regular(summary, limit=MAX_PLAN_BYTES, larger="a smaller fleet"))
+        data = read_regular(summary, limit=MAX_PLAN_BYTES, larger="a smaller fleet")
+        too_many = values_problem(data)
+        if too_many is not None:
+            raise PlanFileError(str(summary), [too_many])
+        doc = json.loads(data)
     except UnreadableFile as e:
         raise PlanFileError(
             str(summary), [f"cannot read: {e.reason}; allowed: {e.allowed}"]
@@ -118,6 +157,7 @@ def load_policy_for(config_path: Path | None, cluster: str | None) -> PolicyFor:
     else the recorded cluster's when kquota.yaml has it, else the defaults."""
     from kquota.config.file import find_config
     from kquota.config.project import load_config
+    from kquota.target import matching
 
     path = config_path or find_config()
     if config_path is not None and not config_path.exists():
@@ -132,8 +172,11 @@ def load_policy_for(config_path: Path | None, cluster: str | None) -> PolicyFor:
         return lambda _: chosen
 
     def lookup(recorded: str | None) -> Policy | None:
-        found = config.clusters.get(recorded) if recorded is not None else None
-        return None if found is None else found.policy.to_policy()
+        if recorded is None:
+            return None
+        # A plan made with --bootstrap-server records the servers: the cluster they are.
+        names = [recorded] if recorded in config.clusters else matching(config, recorded)
+        return config.clusters[names[0]].policy.to_policy() if len(names) == 1 else None
 
     return lookup
 

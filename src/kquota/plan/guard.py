@@ -5,7 +5,10 @@ values removed, or an empty desired state that would prune the scope), the
 protected-principals guard (:mod:`kquota.plan.impact`: a protected principal's effective
 quota lowered or newly imposed) and the capacity guard (:mod:`kquota.plan.capacity`, issue
 23: quotas oversubscribing the brokers beyond ``policy.capacity.max_oversubscription``; a
-saved plan it stopped stays stopped, see :mod:`kquota.planfile.reader`). A plan's verdict
+saved plan it stopped stays stopped, see :mod:`kquota.planfile.reader`, and apply counts it
+again from the cluster's facts, :mod:`kquota.operations.capacity`), and so does the
+throttle guard (issue 30: the throttle replay of observed usage past
+``policy.usage.max_throttled_fraction``). A plan's verdict
 is :attr:`Plan.refusal`; :func:`judge` decides the first two under the policy in force now,
 from the plan alone or, once connected, with the live cluster's managed counts and effective
 quotas; :func:`refuse` raises the one refusal,
@@ -17,11 +20,13 @@ protected principals) is its claim, never a decision: only the policy's override
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from kquota.errors import KquotaError
 from kquota.model import QuotaState
 from kquota.plan.policy import Policy
+from kquota.plan.principal import Principal
 from kquota.plan.types import ChangeKind, Plan
 
 
@@ -32,28 +37,36 @@ class GuardRefused(KquotaError):
 
 @dataclass(frozen=True)
 class Overrides:
-    """Overrides are how a caller spells the two guards' overrides in a refusal: the CLI's
+    """Overrides are how a caller spells the guards' overrides in a refusal: the CLI's
     flags, or the library's keyword arguments."""
 
     mass_removal: str
     protected_change: str
+    oversubscription: str = "allow_oversubscription=True"
 
 
 LIBRARY = Overrides("allow_mass_removal=True", "allow_protected_change=True")
 """How the library spells the overrides (keyword arguments of :func:`kquota.execute_plan`)."""
 
-FLAGS = Overrides("--allow-mass-removal", "--allow-protected-change")
+FLAGS = Overrides("--allow-mass-removal", "--allow-protected-change", "--allow-oversubscription")
 """How the command line spells them."""
 
 
-def judge(plan: Plan, policy: Policy, current: QuotaState | None = None) -> Plan:
+def judge(
+    plan: Plan,
+    policy: Policy,
+    current: QuotaState | None = None,
+    known: Sequence[Principal] = (),
+) -> Plan:
     """judge gives ``plan`` its verdict under ``policy``; only the policy's override counts.
 
     Offline (``current`` None) the mass-removal guard counts the plan's own managed counts;
     with the live cluster's ``current`` state it counts the cluster's in-scope entities (the
     base the guard's share test is meant to have), and the protected principals are resolved
-    again on it. Declared entities are the unchanged ones and those the plan does not delete
-    (the planner never deletes a declared entity: it keeps at least one key).
+    again on it: those the plan names, the policy's exact ones and the ``known`` principals
+    (found live: what a protected glob matches). Declared entities are the unchanged ones and
+    those the plan does not delete (the planner never deletes a declared entity: it keeps at
+    least one key).
     """
     if current is not None:
         managed = [values for entity, values in current.items() if policy.in_scope(entity)]
@@ -70,28 +83,41 @@ def judge(plan: Plan, policy: Policy, current: QuotaState | None = None) -> Plan
         return plan
     from kquota.plan.impact import recheck_impact
 
-    return recheck_impact(plan, current, policy)
+    return recheck_impact(plan, current, policy, known)
 
 
 CAPACITY = "capacity guard: "
 """How :attr:`Plan.refusal` starts when the capacity guard stops the plan."""
+THROTTLE = "throttle guard: "
+"""How :attr:`Plan.refusal` starts when the throttle guard (issue 30) stops the plan."""
 
 
 def refuse(plan: Plan, overrides: Overrides = LIBRARY) -> None:
     """refuse raises :class:`GuardRefused` for a plan a guard holds back, naming the override
-    of the guard that stops it, as ``overrides`` spells it (the capacity guard's: plan again
-    with ``--allow-oversubscription``)."""
+    of the guard that stops it, as ``overrides`` spells it."""
     refusal = plan.refusal
-    if refusal is not None and refusal.startswith(CAPACITY):
-        # The capacity guard (issue 23) has no override at apply: the plan is made again.
+    if refusal is not None and refusal.startswith(THROTTLE):
+        # The throttle guard (issue 30) has no override at apply: apply reads no usage, so
+        # the plan is made again.
         raise GuardRefused(
-            f"{refusal}; nothing was applied (review it with kquota plan, save it with "
-            "--allow-oversubscription --out PLAN.json, and apply that plan if this is intended)"
+            f"{refusal}; nothing was applied (review it with kquota plan --usage, save it with "
+            "--allow-throttling --out PLAN.json, and apply that plan if this is intended)"
         )
     if refusal is not None:
         mass = plan.guard_violation is not None and not plan.mass_removal_allowed
         override = overrides.mass_removal if mass else overrides.protected_change
+        if refusal.startswith(CAPACITY):
+            override = overrides.oversubscription
         raise GuardRefused(f"{refusal}; nothing was applied (pass {override} if this is intended)")
 
 
-__all__ = ["CAPACITY", "FLAGS", "LIBRARY", "GuardRefused", "Overrides", "judge", "refuse"]
+__all__ = [
+    "CAPACITY",
+    "FLAGS",
+    "THROTTLE",
+    "LIBRARY",
+    "GuardRefused",
+    "Overrides",
+    "judge",
+    "refuse",
+]

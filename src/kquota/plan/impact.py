@@ -67,11 +67,14 @@ def plan_impact(
     )
 
 
-def recheck_impact(plan: Plan, state: QuotaState, policy: Policy) -> Plan:
-    """recheck_impact resolves the plan's principals (and the policy's protected ones) again
-    against ``state``, the live cluster at apply: a saved plan's own verdict and values are
-    its claim, not a decision. A plan without impact under a policy protecting no one is
-    returned as it is."""
+def recheck_impact(
+    plan: Plan, state: QuotaState, policy: Policy, known: Sequence[Principal] = ()
+) -> Plan:
+    """recheck_impact resolves the plan's principals, the ``known`` ones (found on the live
+    cluster: whom a protected glob matches) and the policy's protected ones again against
+    ``state``, the live cluster at apply: a saved plan's own verdict and values are its claim,
+    not a decision, and a plan saved without ``--impact`` is judged all the same. A plan
+    without impact under a policy protecting no one is returned as it is."""
     import dataclasses
 
     if plan.impact is None and not policy.protect:
@@ -80,7 +83,7 @@ def recheck_impact(plan: Plan, state: QuotaState, policy: Policy) -> Plan:
     impact = plan_impact(
         state,
         plan,
-        () if old is None else old.resolved,
+        [*(() if old is None else old.resolved), *known],
         policy,
         sources=() if old is None else old.sources,
         quota_callback=None if old is None else old.quota_callback,

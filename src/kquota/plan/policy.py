@@ -24,6 +24,10 @@ Decisions (documented for operators in the config reference):
 - **Protected principals** (``protect``, :class:`ProtectMatch`): a plan that lowers or newly
   imposes an effective quota on one stops like a mass removal (:mod:`kquota.plan.impact`
   decides); only ``allow_protected_change`` (``--allow-protected-change``) overrides.
+- **The throttle guard** (``policy.usage.max_throttled_fraction``, issue 30): a plan whose
+  throttle replay (:mod:`kquota.usage.replay`) throttles a principal longer than before and
+  for more than that share of the observed time stops; only ``allow_throttling``
+  (``--allow-throttling``) overrides.
 """
 
 from __future__ import annotations
@@ -163,6 +167,9 @@ class Policy:
     max_oversubscription: float | None = None
     """``policy.capacity.max_oversubscription``: the capacity guard's limit (None: report only)"""
     allow_oversubscription: bool = False
+    max_throttled_fraction: float | None = None
+    """``policy.usage.max_throttled_fraction``: the throttle guard's limit (None: report only)"""
+    allow_throttling: bool = False
     observe: bool = False
     """``policy.mode: observe``: plan, drift and export as usual; apply refuses"""
     observed: tuple[ScopeMatch, ...] = ()
@@ -183,6 +190,9 @@ class Policy:
         if self.max_oversubscription is not None:
             check.number(self.max_oversubscription, "Policy: max_oversubscription", 0.0, 1e9)
         check.flag(self.allow_oversubscription, "Policy: allow_oversubscription")
+        if self.max_throttled_fraction is not None:
+            check.number(self.max_throttled_fraction, "Policy: max_throttled_fraction", 0.0, 1.0)
+        check.flag(self.allow_throttling, "Policy: allow_throttling")
         check.flag(self.observe, "Policy: observe")
         check.items(self.observed, ScopeMatch, "Policy: observed", "ScopeMatch")
 

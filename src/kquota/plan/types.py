@@ -22,6 +22,7 @@ from kquota.plan.resolver import ResolutionChange, ResolvedQuota
 
 if TYPE_CHECKING:
     from kquota.plan.capacity import CapacityReport
+    from kquota.usage.replay import ReplayReport
 
 PLAN_FORMAT_VERSION = 1
 
@@ -251,6 +252,9 @@ class Plan:
     controller_notes: tuple[str, ...] = ()
     """What other controllers will do with this plan (:mod:`kquota.plan.controllers`); the
     JSON contract has ``controller_notes`` only when there are some."""
+    replay: ReplayReport | None = None
+    """The throttle replay of observed usage (:mod:`kquota.usage.replay`, ``plan --usage``);
+    None otherwise, and then the JSON contract has no ``throttle_replay`` field."""
 
     @property
     def empty(self) -> bool:
@@ -262,18 +266,23 @@ class Plan:
         """applyable: no guard holds the plan back (its :attr:`refusal` is None)."""
         guard_ok = self.guard_violation is None or self.mass_removal_allowed
         capacity_ok = self.capacity is None or not self.capacity.stops
-        return guard_ok and capacity_ok and not (self.impact is not None and self.impact.stops)
+        replay_ok = self.replay is None or not self.replay.stops
+        impact_ok = self.impact is None or not self.impact.stops
+        return guard_ok and capacity_ok and replay_ok and impact_ok
 
     @property
     def refusal(self) -> str | None:
         """refusal is why this plan may not be applied, headed by the guard that stops it
-        (``mass-removal guard: …`` or ``protected principals: …``), or None."""
+        (``mass-removal guard: …``, ``protected principals: …``, ``capacity guard: …`` or
+        ``throttle guard: …``), or None."""
         if self.guard_violation is not None and not self.mass_removal_allowed:
             return f"mass-removal guard: {self.guard_violation}"
         if self.impact is not None and self.impact.stops:
             return "protected principals: " + "; ".join(self.impact.protected)
         if self.capacity is not None and self.capacity.stops:
             return "capacity guard: " + "; ".join(self.capacity.stopped)
+        if self.replay is not None and self.replay.stops:
+            return "throttle guard: " + "; ".join(self.replay.stopped)
         return None
 
     def count(self, kind: ChangeKind) -> int:
@@ -330,4 +339,5 @@ class Plan:
             **({} if self.impact is None else self.impact.to_data()),
             **({} if self.capacity is None else {"capacity": self.capacity.to_data()}),
             **({"controller_notes": list(self.controller_notes)} if self.controller_notes else {}),
+            **({} if self.replay is None else {"throttle_replay": self.replay.to_data()}),
         }

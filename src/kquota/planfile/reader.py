@@ -60,6 +60,14 @@ from kquota.render.format import display_entity, safe_text
 MAX_PLAN_BYTES = 1024 * MiB
 """The largest saved plan read: far above a real plan, far below what would exhaust memory."""
 
+MAX_PLAN_VALUES = 32_000_000
+"""The most JSON values (counted by their commas and brackets, before anything is parsed) a
+saved plan may hold. Bytes alone do not bound memory: a real plan costs about 4 bytes of
+memory per byte of file (about 20 values, 550 bytes, an alteration), while ``[[],[],...]``
+costs over 30, so a 1 GiB file of it would need some 30 GiB. At about 110 bytes a value at
+worst this is some 3.5 GiB, and room for 1.5 million alterations: kquota's largest measured
+plan (999,006 entities, BENCHMARKS.md) holds about 20 million values."""
+
 MAX_SHOWN = 20
 """A plan with more problems than this shows the first ones and a count."""
 
@@ -83,9 +91,12 @@ _TOP = (
     "lookalikes",  # derived from the alterations for a reader (render/json.py); ignored
     "capacity",  # the capacity report (issue 23), for a reader; its guard's stop is kept
     "controller_notes",  # what other controllers will do (issue 23), for a reader; ignored
+    "throttle_replay",  # the throttle replay (issue 30), for a reader; its guard's stop is kept
 )
 _META = ("created_at", "desired_digest", "kquota_version")
-_OPTIONAL_TOP = frozenset({*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes"})
+_OPTIONAL_TOP = frozenset(
+    {*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes", "throttle_replay"}
+)
 _ALTERATION = ("entity", "change", "ops")
 _OP = ("key", "value", "remove", "before")
 _COUNTS = ("create", "update", "delete", "unchanged", "set_ops", "remove_ops")
@@ -252,6 +263,9 @@ def read_plan_bytes(path: Path) -> bytes:
 def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) -> Plan:
     """parse_plan checks the bytes of a saved plan; ``name`` labels the problems (``review``:
     as for :func:`load_plan_file`)."""
+    too_many = values_problem(data)
+    if too_many is not None:
+        raise PlanFileError(name, [too_many])
     try:
         doc = json.loads(
             data.decode("utf-8"), object_pairs_hook=_object, parse_int=_int, parse_constant=float
@@ -271,6 +285,19 @@ def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) 
     if check.problems or plan is None:
         raise PlanFileError(name, check.problems)
     return plan
+
+
+def values_problem(data: bytes) -> str | None:
+    """values_problem refuses JSON with more values than :data:`MAX_PLAN_VALUES`, before it is
+    parsed (a comma in a string counts too: the count only errs on the safe side)."""
+    count = data.count(b",") + data.count(b"[") + data.count(b"{")
+    if count <= MAX_PLAN_VALUES:
+        return None
+    return (
+        f"too many JSON values to read ({count} counted, by commas and brackets; the limit is "
+        f"{MAX_PLAN_VALUES}, about 1.5 million alterations): a file this dense would exhaust "
+        "memory before it could be checked; allowed: plan a smaller change"
+    )
 
 
 def reread(plan: Plan, name: str, policy: Policy) -> Plan:
@@ -338,7 +365,9 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
     )
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
-    _capacity_verdict(top.get("capacity"), check)
+    if not policy.allow_oversubscription:
+        _capacity_verdict(top.get("capacity"), check)
+    _throttle_verdict(top.get("throttle_replay"), check)
     plan = judge(plan, policy)
     if plan.guard_violation is not None and not plan.mass_removal_allowed:
         check.guard_trips = True
@@ -352,9 +381,11 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
 
 
 def _capacity_verdict(value: object, check: _Checker) -> None:
-    """A saved plan the capacity guard stopped (issue 23) stays stopped: apply does not read
-    the brokers' capacity again, so the plan's own verdict is kept; only a plan made again
-    with ``--allow-oversubscription`` passes. The rest of the report is for readers."""
+    """A saved plan the capacity guard stopped (issue 23) stays stopped, whatever apply then
+    counts again from the cluster's facts (a stop in the file refuses, its absence allows
+    nothing: apply recomputes the guard, :mod:`kquota.operations.apply`); only the
+    operator's ``--allow-oversubscription`` passes it. The rest of the report is for
+    readers."""
     if not isinstance(value, Mapping):
         return
     stops = value.get("oversubscription_stops")
@@ -362,7 +393,23 @@ def _capacity_verdict(value: object, check: _Checker) -> None:
         check.add(
             "capacity.oversubscription_stops",
             "the capacity guard stopped this plan",
-            "a plan made again with kquota plan --allow-oversubscription after review",
+            "a plan within max_oversubscription, or apply with --allow-oversubscription after"
+            " review (the plan file cannot allow it)",
+        )
+
+
+def _throttle_verdict(value: object, check: _Checker) -> None:
+    """A saved plan the throttle guard stopped (issue 30) stays stopped, as the capacity
+    guard's does: apply reads no usage, so only a plan made again with
+    ``--allow-throttling`` passes. The rest of the replay is for readers."""
+    if not isinstance(value, Mapping):
+        return
+    stops = value.get("throttling_stops")
+    if stops and not value.get("throttling_allowed"):
+        check.add(
+            "throttle_replay.throttling_stops",
+            "the throttle guard stopped this plan",
+            "a plan made again with kquota plan --usage --allow-throttling after review",
         )
 
 
@@ -666,6 +713,7 @@ def read_plan(path: Path, policy: Policy | None = None) -> Plan:
 
 __all__ = [
     "MAX_PLAN_BYTES",
+    "MAX_PLAN_VALUES",
     "PLAN_HELP",
     "PlanFileError",
     "load_plan_file",

@@ -11,7 +11,6 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kquota.errors import KquotaError
 from kquota.plan.types import Plan
 from kquota.planfile.reader import FIELD_HELP, PlanFileError
 
@@ -40,8 +39,10 @@ def check_target(
         raise PlanFileError(name, [f"cluster: missing; allowed: {FIELD_HELP['cluster']}"])
     if target.name is not None and recorded == target.name:
         return
+    from kquota.target import same_servers
+
     servers = (target.named if named is None else named).get(recorded, recorded)
-    if _servers(servers) == _servers(target.bootstrap_servers) != frozenset():
+    if same_servers(servers) == same_servers(target.bootstrap_servers) != frozenset():
         return
     shown = target.name or target.bootstrap_servers
     raise PlanFileError(
@@ -52,15 +53,6 @@ def check_target(
             "or --bootstrap-server HOST:PORT with the same servers)"
         ],
     )
-
-
-def _servers(text: str) -> frozenset[str]:
-    from kquota.kafka.config import parse_bootstrap_servers
-
-    try:
-        return frozenset(s.lower() for s in parse_bootstrap_servers(text))
-    except KquotaError:
-        return frozenset()
 
 
 __all__ = ["TargetIdentity", "check_target"]

@@ -45,13 +45,14 @@ def render_desired(state: Mapping[Entity, Mapping[str, float]], header: str = ""
 
 
 def render_desired_lines(
-    state: Mapping[Entity, Mapping[str, float]], header: str = ""
+    state: Mapping[Entity, Mapping[str, float]], header: str = "", kind: str = "ClientQuotas"
 ) -> tuple[str, dict[int, Entity]]:
     """render_desired_lines is :func:`render_desired` plus the entity on each entry line
-    (1-based; an entry's ``match`` and ``set`` lines), for checking what was written."""
+    (1-based; an entry's ``match`` and ``set`` lines), for checking what was written.
+    ``kind`` ``ClientQuotasOverlay`` writes an overlay (``kquota recommend``'s patch)."""
     at: dict[int, Entity] = {}
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
-    lines += ["apiVersion: kquota/v1", "kind: ClientQuotas"]
+    lines += ["apiVersion: kquota/v1", f"kind: {kind}"]
     if not state:
         return "\n".join([*lines, "quotas: []"]) + "\n", at
     lines.append("quotas:")

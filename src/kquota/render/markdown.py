@@ -6,7 +6,8 @@ the operator overrode, as warnings; the look-alike names (an entity removed and 
 that read the same); the summary counts, never folded; a note when anything was left out; the
 removals (entities deleted, then updates that remove keys), listed by name and never folded;
 the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
-alterations); with ``--impact`` the effective-quota changes grouped by change.
+alterations); with ``--impact`` the effective-quota changes grouped by change; with
+``--usage`` the throttle replay (its summary line with the summary counts, never folded).
 
 The whole comment stays within ``budget`` characters (GitHub counts UTF-16 code units; so
 does :func:`size`). The default leaves :data:`WRAPPER_HEADROOM` of GitHub's
@@ -122,6 +123,10 @@ def render_plan(
     if plan.empty:
         head += ["**No changes.** The cluster matches the desired state.", ""]
     head += _summary(plan)
+    if plan.replay is not None:
+        from kquota.render.replay import summary_markdown
+
+        head += summary_markdown(plan.replay)
     b = _Budget(budget - _RESERVE - size(full_plan_at))
     if not b.take(head):
         b.left = 0
@@ -134,6 +139,10 @@ def render_plan(
         from kquota.render.capacity import markdown_lines as capacity_lines
 
         body += capacity_lines(plan.capacity, b)
+    if plan.replay is not None:
+        from kquota.render.replay import markdown_lines as replay_lines
+
+        body += replay_lines(plan.replay, b)
     if principal_changes:
         body += _principals(principal_changes, b)
     note = _omitted_note(b.omitted, full_plan_at)

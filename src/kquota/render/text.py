@@ -79,6 +79,10 @@ def render_plan(
         from kquota.render.capacity import text_lines as capacity_lines
 
         lines.extend(capacity_lines(plan.capacity))
+    if plan.replay is not None:
+        from kquota.render.replay import text_lines as replay_lines
+
+        lines.extend(replay_lines(plan.replay))
     if principal_changes:
         lines.append("")
         lines.append("Effective quotas of the named principals:")

@@ -1,13 +1,14 @@
 """The verdict on a plan a guard stops: one block, first in every format.
 
-A plan the mass-removal guard, the protected-principals guard or the capacity guard stops is
-the plan a reviewer most needs to read, so it is rendered in full like any other, headed by
-one block that says it is stopped, gives each stopping guard's detail (what it found, the
-principals it protects, the capacity it would exceed) and the flags that would let apply
-take it after review. The text and markdown renderers put this block above their title;
-:func:`json_plan` puts ``refusal`` first in the JSON printed for review (the saved plan file
-stays the plain contract). A guard that was overridden is not a verdict: the renderers note
-it where it applies.
+A plan the mass-removal guard, the protected-principals guard, the capacity guard or the
+throttle guard stops is the plan a reviewer most needs to read, so it is rendered in full
+like any other, headed by one block that says it is stopped, gives each stopping guard's
+detail (what it found, the principals it protects, the capacity it would exceed, the
+principals it would throttle) and the flags that would let apply take it after review. The
+text and markdown renderers put this block above their title; :func:`json_plan` puts
+``refusal`` first in the JSON printed for review (the saved plan file stays the plain
+contract). A guard that was overridden is not a verdict: the renderers note it where it
+applies.
 
 Names in the detail (protected principals) are escaped by the medium's one rule: ``safe_text``
 for a terminal, :mod:`kquota.render.md_escape` for markdown.
@@ -35,6 +36,8 @@ def overrides(plan: Plan) -> list[str]:
         out.append("--allow-protected-change")
     if plan.capacity is not None and plan.capacity.stops:
         out.append("--allow-oversubscription")
+    if plan.replay is not None and plan.replay.stops:
+        out.append("--allow-throttling")
     return out
 
 
@@ -52,6 +55,8 @@ def text_lines(plan: Plan) -> list[str]:
         lines += [f"  {safe_text(v)}" for v in plan.impact.protected]
     if plan.capacity is not None and plan.capacity.stops:
         lines += [f"STOPPED: capacity guard: {safe_text(v)}" for v in plan.capacity.stopped]
+    if plan.replay is not None and plan.replay.stops:
+        lines += [f"STOPPED: throttle guard: {safe_text(v)}" for v in plan.replay.stopped]
     flags = " and ".join(overrides(plan))
     lines.append(
         "This plan will not be applied; it is shown in full for review. "
@@ -84,6 +89,8 @@ def markdown_lines(plan: Plan) -> list[str]:
         parts.append([head, *md.fenced_lines(shown).splitlines()])
     if plan.capacity is not None and plan.capacity.stops:
         parts += [[f"**Capacity guard:** {md.text(v)}."] for v in plan.capacity.stopped]
+    if plan.replay is not None and plan.replay.stops:
+        parts += [[f"**Throttle guard:** {md.text(v)}."] for v in plan.replay.stopped]
     quoted = ["> [!CAUTION]"]
     for i, part in enumerate(parts):
         quoted += [">"] if i else []

@@ -7,7 +7,10 @@ JSON document::
     ]}
 
 JSON Lines: one ``{"entity": ..., "quotas": ...}`` object a line (no header), which streams
-and splits well for fleets. ``null`` is the default entity. Writers emit entities in
+and splits well for fleets. ``null`` is the default entity. A quota value is a JSON number,
+exactly the double the broker holds (``-0.0``, ``5e-324`` and ``1e+308`` included), or, for
+the values JSON has no number for, one of the strings ``"NaN"``, ``"Infinity"`` and
+``"-Infinity"`` (:data:`NON_FINITE`). Writers emit entities in
 :func:`~kquota.model.sorted_entities` order and keys sorted, one entry a line in both forms so
 that diffs of snapshot files are readable and error lines are exact.
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, cast
@@ -265,10 +269,30 @@ def _values(raw: dict[str, Any], pool: ValuesPool) -> QuotaValues | str:
         return found
     values: QuotaValues = {}
     for k, v in raw.items():
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            return f"quota {k!r} must be a number, got {json.dumps(v)}"
-        values[k] = float(v)
+        if isinstance(v, str) and v in NON_FINITE:
+            values[k] = float(v)
+        elif isinstance(v, bool) or not isinstance(v, int | float):
+            return (
+                f"quota {k!r} must be a number, got {json.dumps(v)} (a value JSON has no "
+                'number for is "NaN", "Infinity" or "-Infinity")'
+            )
+        else:
+            values[k] = float(v)
     return pooled(values, pool)
+
+
+NON_FINITE = ("NaN", "Infinity", "-Infinity")
+"""How a snapshot writes, as strings, a value JSON has no number for. A broker holds NaN for
+any key and +Infinity for the keys that are doubles (its checks, ``value <= 0`` and a
+maximum, let NaN through), so ``describe --format json`` writes what it holds and ``plan
+--snapshot`` reads it back: never a ``null`` that no reader takes."""
+
+
+def _number(value: float) -> float | str:
+    """_number is a quota value as JSON can hold it: NaN and the infinities as strings."""
+    if math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
 def _entity(raw: dict[str, str | None]) -> Entity:
@@ -334,6 +358,8 @@ def _entry_lines(
                 if len(quotas_json) >= _QUOTAS_MEMO_LIMIT:
                     quotas_json.clear()
                 quotas = dumps({k: float(v) for k, v in sorted(items)})
+                if b"null" in quotas:  # NaN or an infinity: orjson writes null for them
+                    quotas = dumps({k: _number(float(v)) for k, v in sorted(items)})
                 if 0.0 not in state[e].values():  # 0.0 == -0.0, but they print apart
                     quotas_json[items] = quotas
             parts = e.parts

@@ -1,0 +1,92 @@
+"""``kquota usage``: what each principal really sends, per broker, against its quota.
+
+Samples come from a :class:`kquota.operations.usage.UsageSource` (``--samples PATH``); the
+effective quotas from the target (a live cluster, or ``--snapshot`` offline). Read only:
+quotas that matched no traffic are named as candidates for removal and never removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from kquota.cli import console
+from kquota.cli.examples import EXAMPLES
+from kquota.cli.option_group import option_group
+from kquota.cli.options import TargetingArgs, format_option, targeting_options
+from kquota.cli.timeout_option import timeout_option
+from kquota.errors import UsageError
+from kquota.operations.usage import UsageSource
+
+F = TypeVar("F", bound=Callable[..., Any])
+DAY = 24 * 3600
+
+
+def usage_source_options(f: F) -> F:
+    """usage_source_options adds the sample sources (received as ``source: UsageSource``)
+    and ``--since`` (as ``since: str``): one flag per source, exactly one given."""
+    options = [
+        click.option(
+            "--samples",
+            "samples",
+            multiple=True,
+            type=click.Path(path_type=Path),
+            help="Sample files or folders: JSON Lines (.jsonl), Parquet (.parquet) or "
+            "Prometheus scrapes (.prom) (repeatable; docs/usage.md).",
+        ),
+    ]
+    with_source = option_group("source", UsageSource, options)(f)
+    return click.option(
+        "--since",
+        metavar="WINDOW",
+        default="7d",
+        show_default=True,
+        help="The window: this long back from the newest sample (7d, 12h, 90m).",
+    )(with_source)
+
+
+def since_ms(text: str) -> int:
+    """since_ms reads ``--since``: ``7d``, or a duration as every time option takes it."""
+    from kquota.deadline import parse_duration
+
+    stripped = text.strip()
+    if stripped.endswith("d") and stripped[:-1].isdigit() and int(stripped[:-1]) > 0:
+        return int(stripped[:-1]) * DAY * 1000
+    try:
+        return int(parse_duration(text, "--since") * 1000)
+    except UsageError:
+        raise UsageError(
+            f"--since {text[:40]!r}: not a window; use days (7d) or a duration (12h, 90m)"
+        ) from None
+
+
+@click.command("usage", epilog=EXAMPLES["usage"])
+@usage_source_options
+@targeting_options
+@format_option(["text", "json", "markdown"], "Output format (markdown for a pull request).")
+@timeout_option("usage")
+def command(source: UsageSource, since: str, where: TargetingArgs, fmt: str) -> None:
+    """Show each principal's observed rates per broker against its effective quota."""
+    window = since_ms(since)
+    source.check()
+    from kquota.operations.usage import read_usage
+
+    report, _ = read_usage(where.resolve(), source, since_ms=window)
+    if fmt == "json":
+        import orjson
+
+        click.echo(orjson.dumps(report.to_data(), option=orjson.OPT_INDENT_2).decode())
+        return
+    for w in report.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if fmt == "markdown":
+        from kquota.render.usage import render_usage_markdown
+
+        click.echo(render_usage_markdown(report), nl=False)
+    else:
+        from kquota.render.usage import render_usage_text
+
+        console.echo(render_usage_text(report), console.resolution_colors)
