@@ -8,6 +8,8 @@ It runs in the Action's Python (actions/setup-python), beside kquota, never insi
   error TITLE FILE         an ``::error`` command: TITLE and FILE's last line, escaped
   find-comment LOGIN MARK  the id of the last comment LOGIN wrote that starts with MARK,
                            from ``gh api …/comments --paginate`` on standard input
+  find-issue LOGIN MARK    the number of the last open issue (not a pull request) LOGIN
+                           opened whose body starts with MARK, from ``gh api …/issues``
   comment-body MD MARKER   the comment: MARKER, the report cut to fit GitHub's limit at a line
                            outside any open element (saying where the whole report is), and
                            a footer naming the commit and linking the run
@@ -97,20 +99,41 @@ def failed(command: str, code: int, err: str) -> str:
 def find_comment(listing: str, login: str, marker: str) -> str:
     """find_comment is the id of the last comment ``login`` wrote that starts with
     ``marker``: a comment anyone else wrote is never edited, whatever it carries."""
-    found = ""
+    found = [c for c in _pages(listing) if _marked_by(c, login, marker)]
+    return str(found[-1]["id"]) if found else ""
+
+
+def find_issue(listing: str, login: str, marker: str) -> str:
+    """find_issue is the number of the last issue ``login`` opened whose body starts with
+    ``marker``; a pull request (the issues API lists them too) or anyone else's issue is
+    never edited."""
+    found = [c for c in _pages(listing) if "pull_request" not in c and _marked_by(c, login, marker)]
+    return str(found[-1]["number"]) if found else ""
+
+
+def _marked_by(item: dict[str, object], login: str, marker: str) -> bool:
+    user = item.get("user") or {}
+    body = item.get("body") or ""
+    return (
+        isinstance(user, dict)
+        and user.get("login") == login
+        and isinstance(body, str)
+        and body.startswith(marker)
+    )
+
+
+def _pages(listing: str) -> list[dict[str, object]]:
+    """_pages: every object of ``gh api --paginate``'s output (one JSON array per page)."""
+    out = []
     decoder = json.JSONDecoder()
     i = 0
     while i < len(listing):
         if listing[i].isspace():
             i += 1
             continue
-        page, i = decoder.raw_decode(listing, i)  # --paginate: one array per page
-        for c in page if isinstance(page, list) else []:
-            user = c.get("user") or {}
-            body = c.get("body") or ""
-            if user.get("login") == login and body.startswith(marker):
-                found = str(c["id"])
-    return found
+        page, i = decoder.raw_decode(listing, i)
+        out += [c for c in page if isinstance(c, dict)] if isinstance(page, list) else []
+    return out
 
 
 def footer(env: dict[str, str]) -> str:
@@ -213,6 +236,8 @@ def main(argv: list[str]) -> int:
         print(f"::error title={escape_property(args[0])}::{escape_data(lines[-1])}")
     elif command == "find-comment":
         print(find_comment(sys.stdin.read(), args[0], args[1]))
+    elif command == "find-issue":
+        print(find_issue(sys.stdin.read(), args[0], args[1]))
     elif command == "comment-body":
         text = Path(args[0]).read_text(encoding="utf-8", errors="replace")
         sys.stdout.write(comment_body(text, args[1], env))

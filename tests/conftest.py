@@ -43,6 +43,15 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
 signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """kquota's per-user state (the directory `dev-broker start` records) goes to the
+    session's temporary folder, never into the home of whoever runs the suite."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+        yield
+
+
 @contextmanager
 def _running(dir_: Path, **kwargs: object) -> Iterator[BrokerInfo]:
     """_running: a broker of the session's version and mode in ``dir_``, stopped after."""

@@ -375,6 +375,9 @@ fi
 if [ "$1" = api ] && [ "$2" = "repos/o/r/issues/7/comments" ]; then
   cat "$FAKE_GH_COMMENTS"
 fi
+if [ "$1" = api ] && [ "$2" = "repos/o/r/issues?state=open&per_page=100" ]; then
+  cat "$FAKE_GH_COMMENTS"
+fi
 """
 
 MARKER = "<!-- kquota-plan-prod -->"
@@ -395,6 +398,7 @@ def _comment(
     *,
     user: str = "",
     with_gh: bool = True,
+    command: str = "comment",
     **env_extra: str,
 ) -> tuple[list[str], str]:
     bin_dir = tmp_path / "bin"
@@ -419,15 +423,14 @@ def _comment(
         KQ_PR_NUMBER="7",
         KQ_MARKDOWN=str(tmp_path / "report.md"),
         KQ_MARKER="kquota-plan-prod",
-        **env_extra,
     )
-    proc = subprocess.run(
-        [str(RUN), "comment"], env=env, capture_output=True, text=True, timeout=60
-    )
+    env.update(env_extra)
+    proc = subprocess.run([str(RUN), command], env=env, capture_output=True, text=True, timeout=60)
     if not with_gh:
         return [proc.stderr], ""
     assert proc.returncode == 0, proc.stderr
-    body = Path(f"{log}.body").read_text(encoding="utf-8")
+    sent = Path(f"{log}.body")
+    body = sent.read_text(encoding="utf-8") if sent.exists() else ""
     return log.read_text(encoding="utf-8").splitlines(), body
 
 
@@ -508,6 +511,57 @@ def test_a_long_report_of_short_sections_keeps_every_section_that_fits(tmp_path:
     _, body = _comment(tmp_path, section * 100, existing="[]")
     kept = body.split("> [!WARNING]")[0]
     assert kept.count("</details>") >= 60 and kept.count("<details") == kept.count("</details>")
+
+
+def _issue(tmp_path: Path, code: str, existing: str) -> tuple[list[str], str]:
+    """The drift-issue step of a scheduled run: kquota drift exited ``code``; ``existing`` is
+    the repository's open issues as the API lists them."""
+    calls, body = _comment(
+        tmp_path,
+        "### kquota drift: `prod`: drift in 1 entities (1 findings)\n",
+        existing,
+        command="issue",
+        KQ_EXIT_CODE=code,
+        KQ_CLUSTER="prod",
+        KQ_MARKER="kquota-drift-issue-prod",
+    )
+    return calls, body
+
+
+ISSUE_MARKER = "<!-- kquota-drift-issue-prod -->"
+
+
+def test_a_scheduled_drift_opens_an_issue_then_edits_it_then_closes_it(tmp_path: Path) -> None:
+    calls, body = _issue(tmp_path, "2", existing="[]")
+    assert calls[-1].startswith("issue create --repo o/r --title kquota drift: prod --body-file ")
+    assert body.startswith(f"{ISSUE_MARKER}\n### kquota drift: `prod`: drift in 1 entities")
+    # The bot's open issue is edited; a pull request and mallory's issue with the marker never.
+    listing = json.dumps(
+        [
+            {"number": 12, "user": {"login": "github-actions[bot]"}, "body": f"{ISSUE_MARKER}\nx"},
+            {"number": 13, "user": {"login": "github-actions[bot]"}, "body": ISSUE_MARKER,
+             "pull_request": {"url": "https://api.github.com/repos/o/r/pulls/13"}},
+            {"number": 14, "user": {"login": "mallory"}, "body": f"{ISSUE_MARKER}\nplanted"},
+        ]
+    )  # fmt: skip
+    calls, _ = _issue(tmp_path, "2", existing=listing)
+    assert calls[-1].startswith("api --method PATCH repos/o/r/issues/12 -F body=@")
+    assert "state=closed" not in calls[-1]
+    calls, _ = _issue(tmp_path, "1", existing=listing)  # a failed run is news too
+    assert calls[-1].startswith("api --method PATCH repos/o/r/issues/12 -F body=@")
+    calls, _ = _issue(tmp_path, "0", existing=listing)  # in sync again
+    assert calls[-1].startswith("api --method PATCH repos/o/r/issues/12 -F body=@")
+    assert calls[-1].endswith("-f state=closed")
+    calls, _ = _issue(tmp_path, "0", existing="[]")  # in sync, nothing open: nothing to do
+    assert not any(c.startswith(("issue create", "api --method")) for c in calls)
+
+
+def test_the_drift_issue_step_runs_outside_pull_requests_only() -> None:
+    steps = _action()["runs"]["steps"]
+    (step,) = [s for s in steps if s.get("run", "").endswith('action-run" issue')]
+    assert "inputs.drift-issue == 'true'" in step["if"]
+    assert "github.event_name != 'pull_request'" in step["if"]
+    assert step["env"]["KQ_EXIT_CODE"] == "${{ steps.run.outputs.exit-code }}"
 
 
 def test_without_gh_the_comment_step_says_so(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "resolve": 300.0,
     "revert": 300.0,
     "snapshot": 300.0,
+    "topics": 120.0,
     "usage": 3600.0,
 }
 """Default ``--timeout`` per command, in seconds. Generous for a healthy cluster (describe of

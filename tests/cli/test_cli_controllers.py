@@ -119,7 +119,10 @@ def test_bad_platform_names_file_and_line(repo: Path) -> None:
     )
     code, _, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json")
     assert code == 1
-    assert "kquota.yaml:4: clusters.c1.platform: " in err and "'strimzi'" in err
+    assert (
+        "kquota.yaml:4:15: clusters.c1.platform: 'redpanda' is not allowed; "
+        "allowed: kafka, strimzi" in err
+    )
 
 
 def test_an_observed_scope_is_planned_and_refused_by_apply(repo: Path) -> None:
@@ -145,5 +148,5 @@ def test_observe_scopes_are_checked_like_scopes(repo: Path) -> None:
     (repo / "kquota.yaml").write_text(CONFIG.format(extra="    policy: {observe: [{team: x}]}\n"))
     code, _, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json")
     assert code == 1
-    assert "kquota.yaml:6: clusters.c1.policy.observe: " in err
+    assert "kquota.yaml:6:23: clusters.c1.policy.observe: " in err
     assert "unknown entity type(s) ['team']" in err

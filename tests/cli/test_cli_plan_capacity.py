@@ -109,12 +109,20 @@ def test_capacity_without_a_declared_one_still_sums(repo: Path) -> None:
 @pytest.mark.parametrize(
     ("setting", "said"),
     [
-        ("capacity: {ingress: 10XB/s}", "kquota.yaml:4: clusters.c1.capacity.ingress: "),
-        ("capacity: {ingress: -1}", "kquota.yaml:4: clusters.c1.capacity.ingress: "),
-        ("capacity: {ingres: 1}", "kquota.yaml:4: clusters.c1.capacity.ingres: unknown field"),
+        ("capacity: {ingress: 10XB/s}", "kquota.yaml:4:25: clusters.c1.capacity.ingress: "),
+        (
+            "capacity: {ingress: -1}",
+            "kquota.yaml:4:25: clusters.c1.capacity.ingress: -1 is out of range; "
+            "allowed: a number more than 0",
+        ),
+        (
+            "capacity: {ingres: 1}",
+            "kquota.yaml:4:16: clusters.c1.capacity.ingres: unknown field 'ingres'; "
+            "allowed: ingress, egress, disk_write",
+        ),
         (
             "policy: {capacity: {max_oversubscription: 0}}",
-            "kquota.yaml:4: clusters.c1.policy.capacity.max_oversubscription: ",
+            "kquota.yaml:4:47: clusters.c1.policy.capacity.max_oversubscription: ",
         ),
     ],
 )

@@ -124,6 +124,21 @@ def test_phases_off_a_terminal_only_with_verbose_one_line_each() -> None:
     assert code == 1 and "exclude each other" in err
 
 
+def test_root_flags_are_taken_after_the_commands_name_too() -> None:
+    """``kquota plan --no-color``, as Terraform users type it: the same as before the name."""
+    code, text, _ = _on_terminal([*PLAN, "--no-color"], env=_env())
+    assert code == 0 and "{user=alice, client-id=<default>}" in text and "\x1b[" not in text
+    code, _, err = _piped([*PLAN, "-v"], env=_env())
+    assert code == 0
+    assert [line.split(":")[0] for line in err.splitlines()] == ["load", "snapshot", "kquota"]
+    code, _, err = _piped(["plan", "-vv", "--snapshot", str(SNAPSHOT), str(STAGING)], env=_env())
+    assert code == 0 and err.splitlines()[-1].startswith("kquota: finished in ")
+    code, _, err = _piped(["-v", *PLAN, "-q"], env=_env())
+    assert code == 1 and "exclude each other" in err
+    code, out, err = _piped(["dev-broker", "status", "--dir", "nowhere", "-q"], env=_env())
+    assert code == 3 and "not running" in out
+
+
 def test_the_status_line_draws_a_bar_per_response() -> None:
     """A frame of the status line: the phase, its bar from the responses counted so far, and
     the wait once a request has gone unanswered for a second."""
@@ -196,6 +211,51 @@ def test_apply_on_a_terminal_colours_its_plan_and_shows_its_phases(
 
 
 @pytest.mark.integration
+def test_apply_asks_for_the_clusters_name_before_removing(
+    kafka_broker: BrokerInfo, tmp_path: Path
+) -> None:
+    """A small plan that only sets is confirmed with y; one that removes a quota value (or
+    alters more than 10 entities) wants the cluster's name typed, and y applies
+    nothing."""
+    from kquota.devbroker.tools import kafka_configs
+
+    user = f"typed-{os.getpid()}"
+    (tmp_path / "kquota.yaml").write_text(
+        f"clusters:\n  dev:\n    kafka: {{bootstrap.servers: '{kafka_broker.bootstrap_servers}'}}\n"
+    )
+    quotas = tmp_path / "quotas"
+    quotas.mkdir()
+
+    def declare(keys: str) -> None:
+        (quotas / "q.yaml").write_text(
+            "apiVersion: kquota/v1\nkind: ClientQuotas\n"
+            f"quotas: [{{match: {{user: {user}}}, set: {{{keys}}}}}]\n"
+        )
+
+    def on_tty(typed: str) -> tuple[int, str]:
+        cmd = [sys.executable, "-m", "kquota", "apply", "--no-lease", "--no-color"]
+        code, text, _ = on_terminal(cmd, cwd=tmp_path, env=_env(), typed=typed)
+        return code, text
+
+    def described() -> str:
+        return kafka_configs(kafka_broker, "--describe", "--user", user).stdout
+
+    declare("request_percentage: 5, producer_byte_rate: 1000")
+    code, text = on_tty("y\n")
+    assert code == 0, text
+    assert "Apply these changes to 1 entities? [y/N]" in text
+    declare("request_percentage: 5")
+    code, text = on_tty("y\n")
+    assert code == 1, text
+    assert "Apply these changes to 1 entities, removing 1 quota values? Type dev to apply" in text
+    assert "not applied: the answer was not dev" in text
+    assert "producer_byte_rate=1000" in described()  # y removed nothing
+    code, text = on_tty("dev\n")
+    assert code == 0 and "committed 1 of 1 entities" in text, text
+    assert "producer_byte_rate" not in described()
+
+
+@pytest.mark.integration
 def test_the_bar_moves_with_every_response(
     kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -216,6 +276,61 @@ def test_the_bar_moves_with_every_response(
         results = admin.alter(alterations, validate_only=True)
     assert all(r.ok for r in results)
     assert counted == [10, 10, 10, 10, 10]
+
+
+@pytest.mark.integration
+def test_verify_counts_each_entity_once_and_says_what_it_waits_for(
+    kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large apply's verification first waits for the last entity written: the status
+    line names that wait (its seconds move while the bar is still at 0), and the probe is not
+    counted, so the bar ends at the number of entities, not one past it."""
+    from kquota import deadline
+    from kquota.apply import applier
+    from kquota.kafka.admin import WireAdmin
+    from kquota.model import Entity
+    from kquota.plan.planner import plan as make_plan
+    from kquota.plan.policy import Policy
+
+    counted: list[tuple[str, int]] = []
+    waits: list[list[str]] = []
+
+    real_advance = progress.advance
+
+    def advance(n: int = 1) -> None:
+        step = progress.current()
+        counted.append((step.name if step is not None else "", n))
+        real_advance(n)
+
+    poll = applier._poll
+
+    def recording_poll(*args: object, **kwargs: object) -> None:
+        waits.append([what for _, what, _ in deadline.open_waits()])
+        poll(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(progress, "advance", advance)
+    monkeypatch.setattr(applier, "_poll", recording_poll)
+    n = applier.EXACT_READ_MAX + 10
+    desired = {
+        Entity.of({"user": f"verify-{os.getpid()}-{i}"}): {"producer_byte_rate": 1e3 + i}
+        for i in range(n)
+    }
+    ended: list[progress.Phase] = []
+
+    class Reporter:
+        def started(self, phase: progress.Phase) -> None:
+            pass
+
+        def ended(self, phase: progress.Phase) -> None:
+            ended.append(phase)
+
+    with WireAdmin(kafka_broker.bootstrap_servers) as admin, progress.reporting(Reporter()):
+        report = applier.apply_plan(admin, make_plan(desired, {}, Policy()), poll_interval=0.05)
+    assert report.ok and len(report.committed) == n
+    assert sum(k for name, k in counted if name == "verify") == n
+    assert [p.done for p in ended if p.name == "verify"] == [n]
+    assert applier.LAST_WRITE_SHOWS in waits[0]  # the probe, under its named wait
+    assert applier.LAST_WRITE_SHOWS not in waits[-1]  # the describe-all that counts
 
 
 def test_verbose_shows_kquotas_log_lines_such_as_retries(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -85,15 +86,15 @@ def test_repr_masks_secrets(tmp_path: Path) -> None:
     [
         (
             "clusters:\n  a:\n    kafka: {bootstrap.servers: x}\n    prnue: true\n",
-            ":4: clusters.a.prnue: unknown field",
+            ":4:5: clusters.a.prnue: unknown field 'prnue'; allowed: kafka, desired,",
         ),
         (
             "clusters:\n  a:\n    kafka: {sasl.username: x}\n",
-            ":3: clusters.a.kafka: Value error, kafka properties need bootstrap.servers",
+            ":3:12: clusters.a.kafka: kafka properties need bootstrap.servers",
         ),
         (
             "clusters:\n  a:\n    kafka: {bootstrap.servers: x}\n    policy:\n      prune: maybe\n",
-            ":5: clusters.a.policy.prune",
+            ":5:14: clusters.a.policy.prune: 'maybe' is not true or false; allowed: true, false",
         ),
         (
             "clusters:\n  a:\n    kafka: {bootstrap.servers: x}\n"
@@ -103,18 +104,19 @@ def test_repr_masks_secrets(tmp_path: Path) -> None:
         (
             "clusters:\n  a:\n    kafka: {bootstrap.servers: x}\n"
             "    policy: {max_removal_fraction: 2}\n",
-            ":4: clusters.a.policy.max_removal_fraction",
+            ":4:36: clusters.a.policy.max_removal_fraction: 2 is out of range; "
+            "allowed: a number from 0 to 1",
         ),
         (
             "clusters:\n  a:\n    kafka: {bootstrap.servers: x}\n"
             "  a:\n    kafka: {bootstrap.servers: y}\n",
-            ":4: duplicate key 'a'",
+            ":4:3: duplicate key 'a'",
         ),
         ("clusters: [\n", "invalid YAML"),
-        ("", ":1: empty config"),
+        ("", ":1:1: empty config"),
         (
             "clusters:\n  a:\n    desired: []\n    kafka: {bootstrap.servers: x}\n",
-            ":3: clusters.a.desired",
+            ":3:14: clusters.a.desired: desired needs at least one path",
         ),
     ],
 )
@@ -181,5 +183,5 @@ def test_audit_signing_is_checked_with_file_and_line(
     text = f"clusters:\n  a:\n    kafka: {{bootstrap.servers: x}}\n    audit_signing: {signing}\n"
     with pytest.raises(ConfigError) as err:
         load_config(write(tmp_path, text))
-    assert "kquota.yaml:4: clusters.a.audit_signing" in str(err.value)
+    assert re.search(r"kquota\.yaml:4:\d+: clusters\.a\.audit_signing", str(err.value))
     assert message in str(err.value) and "a-literal-key" not in str(err.value)

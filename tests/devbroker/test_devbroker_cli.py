@@ -17,13 +17,16 @@ from kquota.devbroker.processes import pid_alive
 from kquota.devbroker.tools import kafka_configs
 
 
-def _kquota(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _kquota(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "kquota.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=300,
         env=env,
+        cwd=cwd,
     )
 
 
@@ -57,6 +60,14 @@ def test_start_status_restart_stop_leaves_nothing_running(tmp_path: Path) -> Non
         assert status.returncode == 0
         assert json.loads(status.stdout)["pid"] == info["pid"]
         assert info["password"] not in started.stderr
+        # From any folder, without --dir: the directory start recorded for this user.
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        status = _kquota("dev-broker", "status", cwd=elsewhere)
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["pid"] == info["pid"]
+        field = _kquota("dev-broker", "status", "--field", "pid", cwd=elsewhere)
+        assert field.stdout == f"{info['pid']}\n"
 
         # A quota survives a stop/start on the same ports.
         set_proc = kafka_configs(
@@ -73,7 +84,9 @@ def test_start_status_restart_stop_leaves_nothing_running(tmp_path: Path) -> Non
         assert "request_percentage=12.5" in out
         pid = info2["pid"]
     finally:
-        stopped = _kquota("dev-broker", "stop", "--dir", str(broker_dir))
+        stopped = _kquota("dev-broker", "stop", cwd=tmp_path / "elsewhere")
+        if stopped.stdout.strip() != "stopped":
+            _kquota("dev-broker", "stop", "--dir", str(broker_dir))
     assert stopped.returncode == 0
     assert stopped.stdout.strip() == "stopped"
     assert not pid_alive(pid)
@@ -82,7 +95,30 @@ def test_start_status_restart_stop_leaves_nothing_running(tmp_path: Path) -> Non
     status = _kquota("dev-broker", "status", "--dir", str(broker_dir))
     assert status.returncode == 3
     assert status.stdout.strip() == "not running"
+    assert status.stderr == f"looked in {broker_dir}\n"
     assert _kquota("dev-broker", "stop", "--dir", str(broker_dir)).stdout.strip() == "not running"
+
+
+def test_status_without_a_broker_says_where_it_looked(tmp_path: Path) -> None:
+    """No broker in the default directory nor in the recorded one: the message names both
+    places and the record, so a person knows where kquota looked and what --dir is for."""
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    env.pop("KQUOTA_DEV_BROKER_DIR", None)
+    record = tmp_path / "state" / "kquota" / "dev-broker"
+    proc = _kquota("dev-broker", "status", env=env, cwd=tmp_path)
+    assert proc.returncode == 3 and proc.stdout == "not running\n"
+    assert proc.stderr == (
+        f"looked in {tmp_path / '.cache' / 'dev-broker'} (the default --dir, from this folder), "
+        f"and no `kquota dev-broker start` is recorded in {record}; --dir DIR looks elsewhere\n"
+    )
+    record.parent.mkdir(parents=True)
+    record.write_text(f"{tmp_path / 'gone'}\n")
+    proc = _kquota("dev-broker", "status", "--field", "pid", env=env, cwd=tmp_path)
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert f"{tmp_path / 'gone'} (where `kquota dev-broker start` last started one)" in proc.stderr
+    proc = _kquota("dev-broker", "stop", env=env, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "not running\n"
+    assert f"as recorded in {record};" in proc.stderr
 
 
 def test_missing_java_gives_a_clear_message(tmp_path: Path) -> None:

@@ -124,6 +124,33 @@ def test_fleet_markdown_counts_the_clusters_it_cannot_show() -> None:
     assert f"{500 - len(shown)} clusters left out of the table" in doc.text()
 
 
+def test_the_report_ends_with_the_next_step_only_when_there_is_one() -> None:
+    from kquota.drift.render import next_step
+    from kquota.plan.policy import ProtectMatch
+
+    in_sync = drift_report(make_plan(DESIRED, DESIRED, Policy()), prune=False)
+    assert next_step(in_sync) is None and "next:" not in render_text(in_sync)
+    assert "Next:" not in render_markdown(in_sync)
+    unmanaged = drift_report(make_plan({}, {D: {"consumer_byte_rate": 1.0}}, Policy()), prune=False)
+    assert render_text(unmanaged).splitlines()[-1] == (
+        "  next: `kquota export` writes what the cluster has as desired-state files, to adopt "
+        "the undeclared entities (or turn prune on to remove them)"
+    )
+    protect = (ProtectMatch.of({"user": "a"}),)
+    plan = make_plan(DESIRED, SNAPSHOT, Policy(prune=True))
+    marked = drift_report(plan, prune=True, protect=protect)
+    assert {f.entity for f in marked.findings if f.protected} == {A}
+    undeclared = next(f for f in marked.findings if f.kind is DriftKind.ENTITY_UNDECLARED)
+    assert undeclared.values == (("consumer_byte_rate", 1.0),)
+    # A default entity names no principal: a glob on every user does not mark it.
+    everyone = drift_report(
+        make_plan({DEF: {"request_percentage": 1.0}}, {}, Policy()),
+        prune=False,
+        protect=(ProtectMatch.of({"user": "*"}),),
+    )
+    assert not any(f.protected for f in everyone.findings)
+
+
 def test_prometheus_output_of_many_clusters_reads_back_through_a_prometheus_parser() -> None:
     from prometheus_client.parser import text_string_to_metric_families
 

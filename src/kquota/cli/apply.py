@@ -57,6 +57,12 @@ from kquota.plan.types import Plan
 from kquota.render.apply_report import apply_report_lines
 from kquota.target import Target
 
+LARGE_PLAN = 10
+"""A plan that alters more entities than this, or removes any quota value, is confirmed on a
+terminal by typing the cluster's name (``yes`` for a cluster without a plain name), not by a
+reflexive ``y``: Terraform's ``yes``, GitHub's "type the repository's name to delete it". The
+mass-removal guard's default limit, so the two speak of one size."""
+
 EXIT_NOT_AUDITED = 3
 """Exit code of an apply that committed and verified every change but could not confirm their
 audit events (documented in the README with the other exit codes)."""
@@ -202,7 +208,8 @@ def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
         _apply_ramped(flags, request, reported)
         return
     # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
-    result = run_apply(request, _Terminal(flags.auto_approve, reported))
+    view = _Terminal(flags.auto_approve, reported, request.target.cluster_name)
+    result = run_apply(request, view)
     if result.report is None:
         click.echo("nothing to apply")
         return
@@ -250,6 +257,7 @@ class _Terminal:
 
     auto_approve: bool
     reported: list[bool]
+    cluster_name: str | None = None
 
     def loaded(self, warnings: tuple[object, ...]) -> None:
         echo_warnings(warnings)
@@ -269,13 +277,36 @@ class _Terminal:
             return
         _refuse_without_terminal(self.auto_approve)
         n = len(plan.alterations)
-        if not click.confirm(f"Apply these changes to {n} entities?", default=False, err=True):
+        removed = plan.removals.quotas
+        if n <= LARGE_PLAN and not removed:
+            if not click.confirm(f"Apply these changes to {n} entities?", default=False, err=True):
+                raise click.Abort()
+            return
+        word = _confirmation_word(self.cluster_name)
+        what = f"{n} entities" + (f", removing {removed} quota values" if removed else "")
+        typed = click.prompt(
+            f"Apply these changes to {what}? Type {word} to apply",
+            default="",
+            show_default=False,
+            err=True,
+        )
+        if typed.strip() != word:
+            click.echo(f"not applied: the answer was not {word}", err=True)
             raise click.Abort()
 
     def committed(self, plan: Plan, report: ApplyReport) -> None:
         for line in apply_report_lines(report, len(plan.alterations)):
             click.echo(line)
         self.reported.append(True)
+
+
+def _confirmation_word(cluster_name: str | None) -> str:
+    """_confirmation_word: the cluster's name, when a person can type it as it is shown."""
+    from kquota.display import PLAIN_NAME
+
+    if cluster_name is not None and PLAIN_NAME.fullmatch(cluster_name):
+        return cluster_name
+    return "yes"
 
 
 @dataclass
@@ -333,7 +364,7 @@ def _apply_ramped(flags: ApplyFlags, request: ApplyRequest, reported: list[bool]
         else:
             click.echo(f"ramp: the cluster holds step {n - 1} of {total}; resuming at step {n}")
 
-    view = _RampStep(flags.auto_approve, reported)
+    view = _RampStep(flags.auto_approve, reported, target.cluster_name)
 
     def step(plan: Plan) -> ApplyResult:
         # Each step publishes and confirms its own events (its own audit client).

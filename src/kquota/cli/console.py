@@ -9,6 +9,10 @@ terminal: CI logs), kquota's own log lines (connection retries, brokers skipped)
 time; ``-vv`` adds debug lines (authentication, bootstrap attempts). ``-q`` shows no
 progress, phase lines or waiting indicator: only the output, warnings and errors. Standard
 output is never touched by either.
+
+The three flags are the root group's, and are also taken after a command's name (``kquota
+plan --no-color``, as Terraform users type them): :func:`accept_root_flags` gives every
+command hidden copies that add to what the root was given.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -53,6 +57,50 @@ def configure(verbose: int, quiet: bool, no_color: bool) -> None:
         handler.setFormatter(logging.Formatter("kquota: %(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+
+
+VERBOSE_HELP = "Phases with counts and timings, retries and the total time on stderr (-vv: more)."
+QUIET_HELP = "No progress or phase lines: output and errors."
+NO_COLOR_HELP = "No colour, even on a terminal."
+
+
+def _add_root_flag(ctx: click.Context, param: click.Parameter, value: object) -> None:
+    """_add_root_flag: a root flag given after a command's name counts as if given first."""
+    if not value or ctx.resilient_parsing:
+        return
+    verbose, quiet, no_color = settings.verbose, settings.quiet, settings.no_color
+    if param.name == "verbose":
+        assert isinstance(value, int)
+        verbose += value
+    elif param.name == "quiet":
+        quiet = True
+    else:
+        no_color = True
+    if verbose and quiet:
+        raise click.UsageError("-v/--verbose and -q/--quiet exclude each other")
+    if verbose and not settings.verbose:
+        root = ctx.find_root()
+        root.call_on_close(lambda: click.echo(f"kquota: finished in {elapsed():.1f} s", err=True))
+    began = settings.began
+    configure(verbose, quiet, no_color)
+    settings.began = began  # the command's time runs from the start, not from this flag
+
+
+def accept_root_flags(command: click.Command) -> None:
+    """accept_root_flags gives ``command`` (and a group's subcommands) hidden ``-v``, ``-q``
+    and ``--no-color``: hidden, so each command's ``--help`` stays as it was."""
+    if getattr(command, "kquota_root_flags", False):
+        return
+    command.kquota_root_flags = True  # type: ignore[attr-defined]
+    hidden: dict[str, Any] = {"hidden": True, "expose_value": False, "callback": _add_root_flag}
+    command.params += [
+        click.Option(["-v", "--verbose"], count=True, help=VERBOSE_HELP, **hidden),
+        click.Option(["-q", "--quiet"], is_flag=True, help=QUIET_HELP, **hidden),
+        click.Option(["--no-color"], is_flag=True, help=NO_COLOR_HELP, **hidden),
+    ]
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            accept_root_flags(sub)
 
 
 def use_color(stream: TextIO | None = None) -> bool:

@@ -22,21 +22,19 @@ contract (``kquota.snapshot.files``) that plan and drift read.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
-from kquota.cli.connect_options import connect_options, entity_options, parse_entity_flags
+from kquota.cli.connect_options import entity_options, parse_entity_flags
 from kquota.cli.examples import EXAMPLES
-from kquota.cli.options import format_option
+from kquota.cli.options import TargetingArgs, format_option, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.operations.describe import describe
 from kquota.render.describe import render_text
-from kquota.target import Target
 
 
 @click.command("describe", epilog=EXAMPLES["describe"])
-@connect_options
+@live_targeting_options
 @entity_options
 @format_option(
     ["text", "json"],
@@ -50,8 +48,7 @@ from kquota.target import Target
 )
 @timeout_option("describe")
 def command(
-    bootstrap_server: str | None,
-    command_config: Path | None,
+    where: TargetingArgs,
     names: tuple[str, ...],
     defaults: tuple[str, ...],
     output_format: str,
@@ -65,7 +62,7 @@ def command(
     with other types besides match too (KIP-546), unless --strict.
     """
     parts = parse_entity_flags(names, defaults)
-    state = describe(Target.from_options(bootstrap_server, command_config), parts, strict=strict)
+    state = describe(where.resolve(), parts, strict=strict)
     if output_format == "json":
         from kquota.snapshot.files import write_snapshot
 

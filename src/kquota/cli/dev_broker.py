@@ -6,12 +6,16 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.timeout_option import MAX_TIMEOUT, MIN_TIMEOUT, Duration, duration_help
 from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, SUPPORTED_KAFKA_VERSIONS
+
+if TYPE_CHECKING:
+    from kquota.devbroker.launcher import BrokerInfo
 
 START_TIMEOUT = Duration("--timeout", MIN_TIMEOUT, MAX_TIMEOUT)
 _DEFAULT_DIR = os.environ.get("KQUOTA_DEV_BROKER_DIR", ".cache/dev-broker")
@@ -23,6 +27,15 @@ _dir_option = click.option(
     default=_DEFAULT_DIR,
     show_default=True,
     help="Directory holding the broker's config, data and logs.",
+)
+_found_dir_option = click.option(
+    "--dir",
+    "broker_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory holding the broker's config, data and logs. "
+    f"[default: {_DEFAULT_DIR} if a broker runs there, else the one `start` last used, "
+    "from any folder]",
 )
 
 
@@ -95,6 +108,7 @@ def start(
     """Start the broker in the background and print one JSON line describing it."""
     from kquota.devbroker.cluster import clear_dir, is_cluster_dir, node_count, start_cluster
     from kquota.devbroker.launcher import start_broker
+    from kquota.devbroker.recorded import record_started
 
     extra: dict[str, str] = {}
     for spec in users:
@@ -118,6 +132,7 @@ def start(
             timeout=timeout,
             zookeeper=_cluster_mode(broker_dir, zookeeper, fresh),
         )
+        record_started(broker_dir)
         click.echo(info.to_json())
         click.echo(
             f"{nodes} nodes ready in {time.monotonic() - began:.1f}s ({broker_dir})", err=True
@@ -140,6 +155,7 @@ def start(
         timeout=timeout,
         zookeeper=zookeeper,
     )
+    record_started(broker_dir)
     click.echo(info.to_json())
     click.echo(f"broker ready in {time.monotonic() - began:.1f}s ({broker_dir})", err=True)
 
@@ -151,18 +167,53 @@ def _cluster_mode(cluster_dir: Path, zookeeper: bool | None, fresh: bool) -> boo
     return not fresh and (cluster_dir / "zookeeper").is_dir()
 
 
+def _running(broker_dir: Path) -> BrokerInfo | None:
+    from kquota.devbroker.cluster import cluster_status, is_cluster_dir
+    from kquota.devbroker.launcher import broker_status
+
+    return cluster_status(broker_dir) if is_cluster_dir(broker_dir) else broker_status(broker_dir)
+
+
+def _find(broker_dir: Path | None) -> tuple[Path, BrokerInfo | None, str]:
+    """_find: the directory to act on, its running broker (None if none runs) and, for a
+    broker not found, where kquota looked. Without ``--dir``: the default directory, then the
+    one the last ``start`` recorded (:mod:`kquota.devbroker.recorded`), the first that runs."""
+    from kquota.devbroker.recorded import record_path, recorded_dir
+
+    if broker_dir is not None:
+        return broker_dir, _running(broker_dir), f"looked in {broker_dir.resolve()}"
+    default = Path(_DEFAULT_DIR)
+    recorded = recorded_dir()
+    looked = [f"{default.resolve()} (the default --dir, from this folder)"]
+    if recorded is None:
+        tail = f"and no `kquota dev-broker start` is recorded in {record_path()}"
+    elif recorded == default.resolve():
+        tail = f"the directory `kquota dev-broker start` last used ({record_path()})"
+    else:
+        looked.append(f"{recorded} (where `kquota dev-broker start` last started one)")
+        tail = f"as recorded in {record_path()}"
+    for d in [default] + ([recorded] if recorded is not None else []):
+        info = _running(d)
+        if info is not None:
+            return d, info, ""
+    return default, None, f"looked in {', '.join(looked)}, {tail}; --dir DIR looks elsewhere"
+
+
 @command.command("stop", epilog=EXAMPLES["dev-broker stop"])
-@_dir_option
-def stop(broker_dir: Path) -> None:
+@_found_dir_option
+def stop(broker_dir: Path | None) -> None:
     """Stop the broker (every node of a cluster); leaves no JVM behind."""
     from kquota.devbroker.cluster import is_cluster_dir, stop_cluster
     from kquota.devbroker.launcher import stop_broker
 
+    broker_dir, _, looked = _find(broker_dir)
     if is_cluster_dir(broker_dir):
         was_running = stop_cluster(broker_dir)
     else:
         was_running = stop_broker(broker_dir)
     click.echo("stopped" if was_running else "not running")
+    if not was_running:
+        click.echo(looked, err=True)
 
 
 # The JSON line's fields, for ``status --field`` (a dataclass's fields, without importing the
@@ -176,25 +227,23 @@ _STATUS_FIELDS = (
 
 
 @command.command("status", epilog=EXAMPLES["dev-broker status"])
-@_dir_option
+@_found_dir_option
 @click.option(
     "--field",
     type=click.Choice(_STATUS_FIELDS),
     help="Print only this field of the JSON line, as plain text (for $(...) in a shell).",
 )
-def status(broker_dir: Path, field: str | None) -> None:
+def status(broker_dir: Path | None, field: str | None) -> None:
     """Print the running broker's JSON line; exit 3 if none runs.
 
     For a cluster, a node that is down shows ``"pid": null`` (exit 0 while any node runs).
     """
     import json
 
-    from kquota.devbroker.cluster import cluster_status, is_cluster_dir
-    from kquota.devbroker.launcher import broker_status
-
-    info = cluster_status(broker_dir) if is_cluster_dir(broker_dir) else broker_status(broker_dir)
+    _, info, looked = _find(broker_dir)
     if info is None:
         click.echo("not running", err=field is not None)  # $(...) must not capture it
+        click.echo(looked, err=True)
         raise SystemExit(3)
     if field is None:
         click.echo(info.to_json())

@@ -112,6 +112,13 @@ EXAMPLES: dict[str, str] = {
         "kquota show plan.json --format markdown --cluster prod",
         "kquota show out/fleet-plan.json",
     ),
+    "topics": _epilog(
+        "kquota topics create --cluster prod",
+        "kquota topics create --bootstrap-server localhost:9092 --audit-topic kquota-audit",
+    ),
+    "topics create": _epilog(
+        "kquota topics create --cluster prod",
+    ),
     "lease": _epilog(
         "kquota lease status --cluster prod",
         "kquota lease release --force 3f2a9c1e0b7d4a55 --cluster prod",

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from kquota.cli.console import NO_COLOR_HELP, QUIET_HELP, VERBOSE_HELP
 from kquota.errors import KquotaError
 from kquota.version import __version__
 
@@ -37,6 +38,7 @@ _COMMANDS: dict[str, str] = {
     "lease": "kquota.cli.lease",
     "revert": "kquota.cli.revert",
     "history": "kquota.cli.history",
+    "topics": "kquota.cli.topics",
     "usage": "kquota.cli.usage",
     "recommend": "kquota.cli.recommend",
 }
@@ -77,6 +79,9 @@ class _LazyGroup(click.Group):
             return None
         cmd = importlib.import_module(module).command
         assert isinstance(cmd, click.Command)
+        from kquota.cli.console import accept_root_flags
+
+        accept_root_flags(cmd)
         return cmd
 
 
@@ -104,10 +109,10 @@ Shell completion: eval "$(_KQUOTA_COMPLETE=bash_source kquota)" (zsh_source, fis
     "-v",
     "--verbose",
     count=True,
-    help="Phases with counts and timings, retries and the total time on stderr (-vv: more).",
+    help=VERBOSE_HELP,
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress or phase lines: output and errors.")
-@click.option("--no-color", is_flag=True, help="No colour, even on a terminal.")
+@click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
+@click.option("--no-color", is_flag=True, help=NO_COLOR_HELP)
 @click.pass_context
 def cli(ctx: click.Context, verbose: int, quiet: bool, no_color: bool) -> None:
     """GitOps for Apache Kafka client quotas."""

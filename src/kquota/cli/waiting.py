@@ -83,6 +83,10 @@ class _Line:
             self.stream.flush()
 
     def frame(self, n: int) -> None:
+        if console.settings.quiet:  # -q given after the command's name, once it was parsed
+            with self.lock:
+                self._clear()
+            return
         step = progress.current()
         wait = deadline.longest_wait()
         parts = []
@@ -122,7 +126,7 @@ def _log(stream: TextIO, stop: threading.Event) -> None:
     told: set[int] = set()
     while not stop.wait(_TICK):
         for token, what, waited in deadline.open_waits():
-            if waited < LOG_AFTER or token in told:
+            if waited < LOG_AFTER or token in told or console.settings.quiet:
                 continue
             told.add(token)
             limit = deadline.current()

@@ -48,7 +48,8 @@ Decisions:
   naming it and the file:line. ``$${`` writes a literal ``${``.
 - Secrets never print: ``repr`` shows property values as ``'***'`` for every key containing
   password, secret, token or key (``ssl.key.password``, ``sasl.oauthbearer.token...``).
-- Every error carries file:line, from PyYAML's node marks.
+- Every error carries file:line:column, from PyYAML's node marks, in the desired state's
+  wording (:mod:`kquota.config.problems`).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from pydantic import (
 
 from kquota.config.file import CONFIG_FILENAME as CONFIG_FILENAME  # re-exported
 from kquota.config.file import find_config as find_config  # re-exported
+from kquota.config.problems import Marks
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_text
 from kquota.model import ENTITY_TYPES
@@ -442,11 +444,13 @@ def load_config(path: str | Path) -> ProjectConfig:
         text = read_text(p, limit=MAX_CONFIG_BYTES, larger="a kquota.yaml")
     except UnreadableFile as e:
         raise ConfigError(e.message(p, "config")) from None
-    data, lines = _load_yaml(text, str(p))
+    data, lines, marks = _load_yaml(text, str(p))
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(_format_errors(e, lines, str(p))) from None
+        from kquota.config.problems import format_problems
+
+        raise ConfigError(format_problems(e, ProjectConfig, data, marks, str(p))) from None
     config._path = p
     for name, cluster in config.clusters.items():
         cluster._base_dir = p.parent
@@ -459,7 +463,7 @@ def load_config(path: str | Path) -> ProjectConfig:
     return config
 
 
-def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int], Marks]:
     # The desired-state reader's composer (kquota.desired.nodes): positions on every node,
     # duplicate keys visible, no recursion, PyYAML's own scalar semantics, and the same
     # bounds on depth, aliases and nodes as every YAML kquota reads.
@@ -471,46 +475,40 @@ def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     except YAMLProblem as e:
         raise ConfigError(f"{source}:{e.line}:{e.col}: invalid YAML: {safe_text(e.what)}") from None
     if node is None:
-        raise ConfigError(f"{source}:1: empty config (it needs at least: clusters:)")
+        raise ConfigError(f"{source}:1:1: empty config (it needs at least: clusters:)")
     lines: dict[tuple[str | int, ...], int] = {}
-    return _construct(node, (), lines, source), lines
+    marks = Marks({}, {})
+    return _construct(node, (), lines, marks, source), lines, marks
 
 
 def _construct(
-    node: Node, path: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int], src: str
+    node: Node,
+    path: tuple[str | int, ...],
+    lines: dict[tuple[str | int, ...], int],
+    marks: Marks,
+    src: str,
 ) -> Any:
     from kquota.desired.nodes import MapNode, Scalar, SeqNode, scalar_value
 
     lines[path] = node.line
+    marks.values[path] = (node.line, node.col)
     if isinstance(node, MapNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.pairs:
             key_value = scalar_value(key_node) if isinstance(key_node, Scalar) else None
             if not isinstance(key_value, str):
-                raise ConfigError(f"{src}:{key_node.line}: keys must be strings")
+                raise ConfigError(
+                    f"{src}:{key_node.line}:{key_node.col}: keys must be strings; "
+                    "allowed: a field's name"
+                )
             if key_value in out:
-                raise ConfigError(f"{src}:{key_node.line}: duplicate key {key_value!r}")
-            out[key_value] = _construct(value_node, (*path, key_value), lines, src)
+                raise ConfigError(
+                    f"{src}:{key_node.line}:{key_node.col}: duplicate key {key_value!r}"
+                )
+            out[key_value] = _construct(value_node, (*path, key_value), lines, marks, src)
             lines[(*path, key_value)] = key_node.line
+            marks.keys[(*path, key_value)] = (key_node.line, key_node.col)
         return out
     if isinstance(node, SeqNode):
-        return [_construct(n, (*path, i), lines, src) for i, n in enumerate(node.items)]
+        return [_construct(n, (*path, i), lines, marks, src) for i, n in enumerate(node.items)]
     return scalar_value(node)
-
-
-def _format_errors(e: ValidationError, lines: dict[tuple[str | int, ...], int], src: str) -> str:
-    messages = []
-    for err in e.errors(include_url=False):
-        loc = tuple(x for x in err["loc"] if isinstance(x, str | int))
-        # pydantic adds union-branch names (e.g. "literal['all']") to loc; keep the real path.
-        while loc and loc not in lines:
-            loc = loc[:-1]
-        line = lines.get(loc, 1)
-        dotted = ".".join(
-            str(x) for x in err["loc"] if not str(x).startswith(("literal[", "list["))
-        )
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        messages.append(f"{src}:{line}: {dotted}: {msg}")
-    return "\n".join(dict.fromkeys(messages))

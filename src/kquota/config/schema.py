@@ -39,7 +39,8 @@ DESCRIPTIONS: dict[str, str] = {
     "scope": 'Ownership: "all", or matches such as {user: "team-*"} (* matches any run of '
     "characters; <default> the default entity).",
     "prune": "Remove in-scope entities no file declares (off: they are left alone).",
-    "max_removals": "The mass-removal guard: a plan removing more quota values stops.",
+    "max_removals": "The mass-removal guard: a plan removing more quota values (one key of one "
+    "entity each, not entities) stops.",
     "max_removal_fraction": "The mass-removal guard: a plan removing more than this fraction "
     "of the managed quota values stops.",
     "protect": "Principals a plan may not throttle harder without --allow-protected-change, "

@@ -21,6 +21,35 @@ FOLD_THRESHOLD = 20
 FULL_REPORT_AT = "the JSON report (`kquota drift --format json`)"
 
 
+PROTECTED = "protected principal"
+"""How a finding on an entity naming a protected principal (``policy.protect``) is marked."""
+
+
+def next_step(report: DriftReport) -> str | None:
+    """next_step is what a person does about the report: repair the cluster with apply, or
+    adopt what it has with export; None when there is nothing to do."""
+    if not report.drifted and not report.unmanaged:
+        return None
+    if report.drifted and all(f.kind is DriftKind.REVERTED_BY_CONTROLLER for f in report.findings):
+        return (
+            "next: change the other controller's resources (applying again would only be "
+            "reverted), or the desired state to match them"
+        )
+    if not report.drifted:
+        return (
+            "next: `kquota export` writes what the cluster has as desired-state files, to "
+            "adopt the undeclared entities (or turn prune on to remove them)"
+        )
+    return (
+        "next: `kquota apply` (the same flags) sets the cluster back to the desired state; "
+        "`kquota export` writes what the cluster has as desired-state files, to adopt it"
+    )
+
+
+def _values(f: Finding) -> str:
+    return ", ".join(f"{safe_text(k)} {value_with_unit(k, v)}" for k, v in f.values)
+
+
 def _detail(f: Finding) -> str:
     if f.kind is DriftKind.VALUE_CHANGED and f.key is not None:
         assert f.desired is not None and f.actual is not None
@@ -36,6 +65,8 @@ def _detail(f: Finding) -> str:
         )
     if f.kind is DriftKind.REVERTED_BY_CONTROLLER:
         return f"{'entity' if f.key is None else safe_text(f.key)}: {_reverted(f)}"
+    if f.kind is DriftKind.ENTITY_UNDECLARED and f.values:
+        return f"{_LABELS[f.kind]}: the cluster has {_values(f)}"
     return _LABELS[f.kind]
 
 
@@ -62,7 +93,8 @@ def render_text(report: DriftReport) -> str:
     for f in report.findings:
         if f.entity != current:
             current = f.entity
-            lines.append(f"  {display_entity(f.entity)}")
+            mark = f" ({PROTECTED})" if f.protected else ""
+            lines.append(f"  {display_entity(f.entity)}{mark}")
         lines.append(f"    {f.kind.value}: {_detail(f)}")
     if report.unmanaged:
         lines.append(
@@ -72,6 +104,9 @@ def render_text(report: DriftReport) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in report.counts().items() if v)
     if counts:
         lines.append(f"  totals: {counts}")
+    step = next_step(report)
+    if step is not None:
+        lines.append(f"  {step}")
     return "\n".join(lines) + "\n"
 
 
@@ -109,7 +144,8 @@ def render_markdown(
         left -= size("\n".join(rows + (wrap if fold else title))) + 4
         shown = 0
         for f in group:
-            row = f"| {md.entity(f.entity, cell=True)} | {_md_detail(f)} |"
+            mark = f" ({PROTECTED})" if f.protected else ""
+            row = f"| {md.entity(f.entity, cell=True)}{mark} | {_md_detail(f)} |"
             if left - size(row) - 1 < 0:
                 break
             left -= size(row) + 1
@@ -128,7 +164,9 @@ def render_markdown(
             f"{full_report_at}.",
             "",
         ]
-    return "\n".join(head + note + body).rstrip("\n") + "\n"
+    out = "\n".join(head + note + body).rstrip("\n") + "\n"
+    step = next_step(report)  # kquota's own words: within the budget's reserve
+    return out if step is None else f"{out}\n{step[0].upper()}{step[1:]}\n"
 
 
 def _md_detail(f: Finding) -> str:
@@ -145,6 +183,8 @@ def _md_detail(f: Finding) -> str:
         return f"{key}desired {value_with_unit(f.key, f.desired)}, not on the cluster"
     if f.kind is DriftKind.REVERTED_BY_CONTROLLER:
         return key + md.text(_reverted(f), cell=True)
+    if f.kind is DriftKind.ENTITY_UNDECLARED and f.values:
+        return f"{_LABELS[f.kind]}: the cluster has {md.text(_values(f), cell=True)}"
     return key + _LABELS[f.kind]
 
 

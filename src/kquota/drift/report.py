@@ -6,24 +6,31 @@ The planner already knows every difference; drift names each one for the operato
 - ``key_added``: the cluster has a key the declared entity does not list;
 - ``key_removed``: a declared key is missing on an entity the cluster has;
 - ``entity_missing``: a declared entity is absent from the cluster;
-- ``entity_undeclared``: an in-scope entity no file declares. With prune on, apply would
-  remove it, so it is drift; with prune off it is reported as unmanaged and is not drift
-  (otherwise a cluster adopted gradually would page someone every night);
+- ``entity_undeclared``: an in-scope entity no file declares, with the values it has. With
+  prune on, apply would remove it, so it is drift; with prune off it is reported as
+  unmanaged and is not drift (otherwise a cluster adopted gradually would page someone every
+  night);
 - ``reverted_by_controller``: a difference that another controller makes on purpose
   (:mod:`kquota.plan.controllers`: Strimzi's Cluster Operator removing ``{user=<default>}``,
   its User Operator rewriting a ``KafkaUser``'s quotas). Applying again would only start a
   tug of war: the fix is in that controller's resource, so it is named, not a value change.
+
+A finding on an entity that names a protected principal (``policy.protect``: the entity's
+names read as a principal match a protected one) is marked ``protected``: repairing or
+adopting it changes what a protected client may do.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from kquota.model import Entity
 from kquota.plan.controllers import CLUSTER_OPERATOR, Controllers
+from kquota.plan.policy import ProtectMatch
 from kquota.plan.types import ChangeKind, IgnoreReason, Plan
 
 REPORT_FORMAT_VERSION = 1
@@ -47,6 +54,10 @@ class Finding:
     actual: float | None = None
     controller: str | None = None
     """who reverted it (``reverted_by_controller`` findings)"""
+    values: tuple[tuple[str, float], ...] = ()
+    """what the cluster has (``entity_undeclared`` findings), key by key"""
+    protected: bool = False
+    """the entity names a protected principal (``policy.protect``)"""
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -58,6 +69,10 @@ class Finding:
         }
         if self.controller is not None:
             data["controller"] = self.controller
+        if self.values:
+            data["values"] = dict(self.values)
+        if self.protected:
+            data["protected"] = True
         return data
 
 
@@ -103,14 +118,17 @@ def drift_report(
     prune: bool,
     checked_at: str | None = None,
     controllers: Controllers | None = None,
+    protect: Sequence[ProtectMatch] = (),
 ) -> DriftReport:
     """drift_report reads ``plan`` (desired vs the cluster) as drift findings; a finding
-    that ``controllers`` explain is ``reverted_by_controller``."""
+    that ``controllers`` explain is ``reverted_by_controller``; one on an entity naming a
+    principal of ``protect`` is marked protected."""
     findings: list[Finding] = []
     for alt in plan.alterations:
         if alt.kind is ChangeKind.DELETE and all(op.remove for op in alt.ops):
             # Only an undeclared entity loses every key: a declared one keeps at least one.
-            findings.append(Finding(alt.entity, DriftKind.ENTITY_UNDECLARED))
+            values = tuple((op.key, op.before) for op in alt.ops if op.before is not None)
+            findings.append(Finding(alt.entity, DriftKind.ENTITY_UNDECLARED, values=values))
             continue
         if alt.kind is ChangeKind.CREATE and all(op.before is None for op in alt.ops):
             findings.append(Finding(alt.entity, DriftKind.ENTITY_MISSING))
@@ -126,11 +144,27 @@ def drift_report(
                 )
     if controllers is not None:
         findings = [_explained(f, controllers) for f in findings]
+    if protect:
+        findings = [_marked(f, protect) for f in findings]
     unmanaged = plan.ignored_count(IgnoreReason.NOT_DECLARED)
     return DriftReport(plan.cluster, tuple(findings), unmanaged, prune, checked_at)
 
 
 _REMOVED = (DriftKind.ENTITY_MISSING, DriftKind.KEY_REMOVED)
+
+
+def _marked(f: Finding, protect: Sequence[ProtectMatch]) -> Finding:
+    """_marked: ``f`` marked protected when its entity's names, read as a principal, match
+    a protected one (a default part names no principal: ``{user=<default>}`` is none)."""
+    from dataclasses import replace
+
+    from kquota.plan.resolver import Principal
+
+    names = dict(f.entity.parts)
+    principal = Principal(names.get("user"), names.get("client-id"), names.get("ip"))
+    if any(m.matches(principal) for m in protect):
+        return replace(f, protected=True)
+    return f
 
 
 def _explained(f: Finding, controllers: Controllers) -> Finding:
@@ -141,5 +175,11 @@ def _explained(f: Finding, controllers: Controllers) -> Finding:
     if by == CLUSTER_OPERATOR and not controllers.keeps_defaults and f.kind not in _REMOVED:
         return f  # that operator only removes defaults; anything else is someone else
     return Finding(
-        f.entity, DriftKind.REVERTED_BY_CONTROLLER, f.key, f.desired, f.actual, controller=by
+        f.entity,
+        DriftKind.REVERTED_BY_CONTROLLER,
+        f.key,
+        f.desired,
+        f.actual,
+        controller=by,
+        values=f.values,
     )

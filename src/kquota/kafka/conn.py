@@ -68,7 +68,7 @@ from kquota.kafka.protocol import (
     supported_versions,
 )
 from kquota.kafka.sasl import OAuthBearer, Plain, SaslMechanism, Scram
-from kquota.kafka.tls import ssl_context
+from kquota.kafka.tls import error_words, ssl_context
 from kquota.version import __version__
 
 log = logging.getLogger(__name__)
@@ -103,6 +103,13 @@ API_SINCE = {
 }
 """The release that brought an API kquota uses, for saying why a broker lacks it (the quota
 APIs say it their own way; the others are older than any broker kquota can talk to)."""
+
+CONTROLLER_ONLY_APIS = frozenset({52, 53, 54, 62, 63, 70})
+"""Vote, BeginQuorumEpoch, EndQuorumEpoch (KIP-595), BrokerRegistration, BrokerHeartbeat
+(KIP-631) and ControllerRegistration (KIP-919): a KRaft controller's listener answers
+ApiVersions with these and without the client APIs (the quota APIs among them); a broker's
+listener never lists them. So a missing quota API next to them means the address is a
+controller's, not an old broker's."""
 
 T = TypeVar("T")
 BodyEncoder = Callable[[int], bytes]
@@ -192,6 +199,12 @@ class BrokerConnection:
             ) from None
         except (OSError, ssl.SSLError) as e:
             reason = _reason(e)
+            if ctx is not None and _closed_on_hello(e):
+                reason = (
+                    f"the TLS handshake failed ({reason}): is it a listener without TLS? "
+                    f"security.protocol is {config.security_protocol}, but a PLAINTEXT or "
+                    "SASL_PLAINTEXT listener needs security.protocol=PLAINTEXT or SASL_PLAINTEXT"
+                )
             if shown != address:  # "Multiple exceptions: … ('h', 9092)" names the host
                 reason = reason.replace(host, "<host>")
             raise BrokerConnectionError(f"cannot connect to {shown}: {reason}") from None
@@ -223,6 +236,13 @@ class BrokerConnection:
             else ""
         )
         since = f" (it came with {API_SINCE[api_key]})" if api_key in API_SINCE else ""
+        if theirs is None and CONTROLLER_ONLY_APIS & self.broker_versions.keys():
+            raise UnsupportedVersionError(
+                UNSUPPORTED_VERSION,
+                f"{self.shown} is a KRaft controller's listener, not a broker's: give a "
+                "broker's address (a client's bootstrap.servers, not controller.quorum.voters "
+                "or controller.quorum.bootstrap.servers)",
+            )
         if theirs is None:
             raise UnsupportedVersionError(
                 UNSUPPORTED_VERSION,
@@ -353,6 +373,14 @@ class BrokerConnection:
                 head = await self._reader.readexactly(4)
                 (size,) = _SIZE.unpack(head)
                 if size < 4 or size > self._max_frame:
+                    if head[:2] == b"\x15\x03" and not self._config.uses_ssl:
+                        # A TLS alert record (content type 21, version 3.x): the listener
+                        # speaks TLS and refused the plain bytes of ApiVersions.
+                        raise BrokerConnectionError(
+                            f"{self.shown} answered in TLS: it is an SSL or SASL_SSL listener, "
+                            f"but security.protocol is {self._config.security_protocol}; set "
+                            "security.protocol=SSL (or SASL_SSL) and ssl.ca.location"
+                        )
                     raise BrokerConnectionError(
                         f"{self.shown} sent a frame of {size} bytes (limit {self._max_frame}): "
                         "not a Kafka response; is security.protocol right for this listener?"
@@ -494,7 +522,34 @@ def _mechanism(config: ClientConfig) -> SaslMechanism:
     return Scram(name, config.sasl_username, config.sasl_password)
 
 
+_CLOSED = {
+    ConnectionResetError: "the connection was reset",
+    ConnectionAbortedError: "the connection was aborted",
+    BrokenPipeError: "the connection was closed",
+    ConnectionRefusedError: "connection refused",
+}
+"""Words for the exceptions asyncio raises without an errno (a TLS handshake cut short):
+a message names what happened, never a Python class."""
+
+
+def _closed_on_hello(e: BaseException) -> bool:
+    """_closed_on_hello: the other end dropped or garbled the TLS handshake, as a Kafka
+    listener without TLS does (it reads the ClientHello as a request size and hangs up)."""
+    if isinstance(e, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):
+        return True
+    if isinstance(e, ssl.SSLEOFError | ssl.SSLZeroReturnError):
+        return True
+    reason = getattr(e, "reason", None) or ""
+    return isinstance(e, ssl.SSLError) and reason in (
+        "WRONG_VERSION_NUMBER",
+        "RECORD_LAYER_FAILURE",
+    )
+
+
 def _reason(e: BaseException) -> str:
+    if isinstance(e, ssl.SSLError) and not isinstance(e, ssl.SSLCertVerificationError):
+        # "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1000)": the words only.
+        return f"TLS error: {error_words(e)}"
     if isinstance(e, OSError) and e.errno and e.errno > 0:
         # os.strerror, not e.strerror: asyncio's "Connect call failed ('10.0.0.1', 9092)"
         # repeats the address, which may have come from a ${VAR} (kquota names it instead).
@@ -504,7 +559,10 @@ def _reason(e: BaseException) -> str:
             pass
     if isinstance(e, OSError) and e.strerror:
         return e.strerror
-    return str(e) or e.__class__.__name__
+    for kind, words in _CLOSED.items():
+        if isinstance(e, kind):
+            return words
+    return str(e) or "the connection failed"
 
 
 async def connect_any(

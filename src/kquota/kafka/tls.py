@@ -12,6 +12,17 @@ from kquota.errors import UsageError
 from kquota.kafka.config import ClientConfig
 
 
+def error_words(e: BaseException) -> str:
+    """error_words: what went wrong, in words: OpenSSL's reason (``no certificate or crl
+    found``) or the system's, never a Python class's name nor OpenSSL's source line."""
+    if isinstance(e, ssl.SSLError):
+        reason = str(getattr(e, "reason", None) or "")
+        return reason.replace("_", " ").lower() or "not a PEM file TLS can use"
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e) or "unreadable"
+
+
 def ssl_context(config: ClientConfig) -> ssl.SSLContext:
     """ssl_context builds the client context; file problems become a UsageError."""
     try:
@@ -20,7 +31,7 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext:
         )
     except (OSError, ssl.SSLError) as e:
         shown = config.show("ssl.ca.location", str(config.ssl_ca_location))
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else e.__class__.__name__
+        reason = error_words(e)
         where = config.provenance.at("ssl.ca.location")
         raise UsageError(f"{where}{shown}: cannot load CAs: {reason}") from None
     ctx.check_hostname = config.ssl_check_hostname
@@ -39,7 +50,7 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext:
             raise UsageError(
                 f"{config.provenance.at('ssl.certificate.location')}"
                 f"cannot load client certificate {cert} / key {key}: "
-                f"{getattr(e, 'reason', None) or e.__class__.__name__}"
+                f"{error_words(e)}"
             ) from None
     elif config.ssl_key_location is not None:
         raise UsageError("ssl.key.location needs ssl.certificate.location")

@@ -46,7 +46,11 @@ def check_drift(
     # What kquota.yaml declares (platform, kafka_users): drift asks the brokers nothing more.
     controllers = controllers_of(target)
     report = drift_report(
-        plan, prune=policy.prune, checked_at=utc_now_iso(), controllers=controllers
+        plan,
+        prune=policy.prune,
+        checked_at=utc_now_iso(),
+        controllers=controllers,
+        protect=policy.protect,
     )
     return DriftResult(report, warnings)
 

@@ -1,0 +1,85 @@
+"""The topics operation: kquota's own topics (the audit trail, the apply lease), created when
+an operator asks (``kquota topics create``) with the settings their jobs need, never altered.
+
+The audit topic is never created by anything else (apply refuses a missing one, so a typo
+cannot become a topic). An existing topic is reported as it is, with every setting that
+differs from what kquota would have made: changing a topic an operator may have tuned is a
+decision this command does not take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kquota.kafka.topics import TopicAdmin, TopicFacts, TopicSpec, replication_for
+from kquota.target import Target
+
+AUDIT_RETENTION_DAYS = 3 * 365
+"""How long the audit trail keeps an event: years, not Kafka's default week, since a trail is
+read back long after the change (who lowered this quota last spring?)."""
+
+
+def audit_spec(topic: str) -> TopicSpec:
+    """audit_spec: one partition, so every reader sees the trail in the order it was written
+    (a few events per apply; ordering matters more than throughput), deleted only by age."""
+    return TopicSpec(
+        topic,
+        "the audit trail",
+        1,
+        {"cleanup.policy": "delete", "retention.ms": str(AUDIT_RETENTION_DAYS * 24 * 3600 * 1000)},
+    )
+
+
+def lease_spec() -> TopicSpec:
+    """lease_spec: the lease topic as apply itself makes it (:mod:`kquota.apply.lease`): one
+    partition (one order of claims), the broker's clock, time retention, never compaction."""
+    from kquota.apply.lease import LEASE_TOPIC, TOPIC_CONFIG
+
+    return TopicSpec(LEASE_TOPIC, "the apply lease", 1, dict(TOPIC_CONFIG))
+
+
+@dataclass(frozen=True)
+class TopicOutcome:
+    """TopicOutcome is one topic after the command: made now, or found, and then every
+    setting of it that differs from what kquota would have set (``name: is, kquota: would``)."""
+
+    spec: TopicSpec
+    created: bool
+    facts: TopicFacts
+    differences: tuple[str, ...] = ()
+
+
+def create_topics(target: Target, specs: Sequence[TopicSpec], timeout: float) -> list[TopicOutcome]:
+    """create_topics makes those of ``specs`` the cluster lacks and reports the others."""
+    from kquota.audit import AuditError, topic_name_problem
+
+    for spec in specs:
+        problem = topic_name_problem(spec.name)
+        if problem is not None:
+            raise AuditError(problem)
+    admin = TopicAdmin(target.client_properties())
+    brokers, existing = admin.look([s.name for s in specs], timeout)
+    out = []
+    for spec in specs:
+        facts = existing.get(spec.name)
+        if facts is None:
+            out.append(TopicOutcome(spec, True, admin.create(spec, brokers, timeout)))
+        else:
+            out.append(TopicOutcome(spec, False, facts, _differences(spec, facts, brokers)))
+    return out
+
+
+def _differences(spec: TopicSpec, facts: TopicFacts, brokers: int) -> tuple[str, ...]:
+    replicas, min_insync = replication_for(brokers)
+    wanted = {**spec.configs, "min.insync.replicas": str(min_insync)}
+    found = []
+    if facts.partitions != spec.partitions:
+        found.append(f"partitions: {facts.partitions}, kquota: {spec.partitions}")
+    if facts.replication_factor < replicas:
+        found.append(f"replication factor: {facts.replication_factor}, kquota: {replicas}")
+    for key, value in wanted.items():
+        have = facts.configs.get(key)
+        if have is not None and have != value:
+            found.append(f"{key}: {have}, kquota: {value}")
+    return tuple(found)
