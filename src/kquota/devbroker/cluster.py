@@ -133,8 +133,9 @@ def start_cluster(
     per_node = 4 if metrics else 3  # the fourth: the node's JMX exporter
     free = _free_ports(per_node * nodes)
     ports = [
-        Ports(
-            *free[per_node * i : per_node * i + 3], metrics=free[per_node * i + 3] if metrics else 0
+        replace(
+            Ports(*free[per_node * i : per_node * i + 3]),
+            metrics=free[per_node * i + 3] if metrics else 0,
         )
         for i in range(nodes)
     ]
