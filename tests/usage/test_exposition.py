@@ -7,7 +7,7 @@ from importlib import resources
 import pytest
 
 from kquota.usage.exposition import (
-    EXPORTED_METRICS,
+    EXPOSITION_METRICS,
     ExpositionError,
     SeriesIdentity,
     jmx_unquote,
@@ -17,12 +17,12 @@ from kquota.usage.rows import METRICS, PRODUCE_BYTE_RATE, REQUEST_THROTTLE_TIME,
 
 
 def test_every_row_metric_has_one_exported_name() -> None:
-    assert sorted(EXPORTED_METRICS.values()) == sorted(METRICS)
+    assert sorted(EXPOSITION_METRICS.values()) == sorted(METRICS)
 
 
 def test_the_shipped_rules_write_the_names_read_here() -> None:
     rules = resources.files("kquota.devbroker").joinpath("jmx-exporter.yaml").read_text()
-    for name, kind in EXPORTED_METRICS:
+    for name, kind in EXPOSITION_METRICS:
         assert f"name: {name}\n" in rules
         assert kind in rules
 

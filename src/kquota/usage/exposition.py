@@ -35,22 +35,27 @@ from kquota.usage.rows import (
 )
 
 BYTE_RATE = "kafka_server_quota_byte_rate"
-REQUEST_TIME_METRIC = "kafka_server_quota_request_time"
+REQUEST_TIME_NAME = "kafka_server_quota_request_time"
 THROTTLE_TIME = "kafka_server_quota_throttle_time"
 
-EXPORTED_METRICS: dict[tuple[str, str], str] = {
+EXPOSITION_METRICS: dict[tuple[str, str], str] = {
     (BYTE_RATE, "Produce"): PRODUCE_BYTE_RATE,
     (BYTE_RATE, "Fetch"): FETCH_BYTE_RATE,
-    (REQUEST_TIME_METRIC, "Request"): REQUEST_TIME,
+    (REQUEST_TIME_NAME, "Request"): REQUEST_TIME,
     (THROTTLE_TIME, "Produce"): PRODUCE_THROTTLE_TIME,
     (THROTTLE_TIME, "Fetch"): FETCH_THROTTLE_TIME,
     (THROTTLE_TIME, "Request"): REQUEST_THROTTLE_TIME,
 }
-"""(exported metric name, ``type`` label) -> the :mod:`kquota.usage.rows` metric."""
+"""(exposition metric name, ``type`` label) -> the :mod:`kquota.usage.rows` metric."""
 
-METRIC_NAMES: tuple[str, ...] = (BYTE_RATE, REQUEST_TIME_METRIC, THROTTLE_TIME)
+EXPOSITION_NAMES: frozenset[str] = frozenset(name for name, _ in EXPOSITION_METRICS)
+"""The exposition metric names that carry quota samples (every other name is not ours)."""
 
-SELECTOR = '{__name__=~"' + "|".join(METRIC_NAMES) + '"}'
+USER_LABEL = "user"
+CLIENT_ID_LABEL = "client_id"
+TYPE_LABEL = "type"
+
+SELECTOR = '{__name__=~"' + "|".join(sorted(EXPOSITION_NAMES)) + '"}'
 """A PromQL selector for every quota series (and nothing else)."""
 
 
@@ -67,20 +72,20 @@ class SeriesIdentity(NamedTuple):
     client_id: str | None
 
 
-def series_identity(name: str, labels: Mapping[str, str]) -> SeriesIdentity | None:
-    """series_identity maps an exported series to its row identity; None for a series that is
-    not one of the quota metrics (a source may hold others: the JVM's, the exporter's own)."""
-    if name not in METRIC_NAMES:
-        return None
-    kind = labels.get("type", "")
-    metric = EXPORTED_METRICS.get((name, kind))
-    if metric is None:
-        allowed = sorted(t for n, t in EXPORTED_METRICS if n == name)
-        raise ExpositionError(
-            f"{name}: label type={kind!r} is not one kquota reads; allowed: {', '.join(allowed)}"
-        )
-    user = _tag(name, labels, "user")
-    client_id = _tag(name, labels, "client_id")
+def metric_of(name: str, sensor_type: str | None) -> str | None:
+    """metric_of is our metric for an exposition sample, or None when the pair is not one."""
+    return EXPOSITION_METRICS.get((name, sensor_type or ""))
+
+
+def allowed_types(name: str) -> list[str]:
+    """allowed_types are the ``type`` labels ``name`` carries, for a message."""
+    return sorted(t for n, t in EXPOSITION_METRICS if n == name)
+
+
+def tags(labels: Mapping[str, str], name: str = "a quota series") -> tuple[str | None, str | None]:
+    """tags are a sample's (user, client-id) tags from its labels, Kafka's encodings undone:
+    absent or empty is None. Raises :class:`ExpositionError` for a value Kafka never writes."""
+    user = _tag(name, labels, USER_LABEL)
     if user is not None:
         try:
             user = unquote(user, errors="strict")
@@ -89,6 +94,22 @@ def series_identity(name: str, labels: Mapping[str, str]) -> SeriesIdentity | No
                 f"{name}: label user: its URL-encoding is not UTF-8 (Kafka encodes the "
                 "principal name as UTF-8)"
             ) from None
+    return user, _tag(name, labels, CLIENT_ID_LABEL)
+
+
+def series_identity(name: str, labels: Mapping[str, str]) -> SeriesIdentity | None:
+    """series_identity maps an exported series to its row identity; None for a series that is
+    not one of the quota metrics (a source may hold others: the JVM's, the exporter's own)."""
+    if name not in EXPOSITION_NAMES:
+        return None
+    kind = labels.get(TYPE_LABEL, "")
+    metric = metric_of(name, kind)
+    if metric is None:
+        raise ExpositionError(
+            f"{name}: label type={kind!r} is not one kquota reads; allowed: "
+            + ", ".join(allowed_types(name))
+        )
+    user, client_id = tags(labels, name)
     return SeriesIdentity(metric, user, client_id)
 
 
