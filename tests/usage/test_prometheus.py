@@ -182,6 +182,22 @@ def test_02_observation_quota_tags_client_id_only(live: Live) -> None:
         delete_quota(live, DEFAULT_CLIENT, "producer_byte_rate")
 
 
+def test_02b_client_id_level_tags_client_id_only(live: Live) -> None:
+    """Fact: a named client-id level tags client_id only, even for an authenticated user."""
+    entity = ["--entity-type", "clients", "--entity-name", "fact-cid"]
+    set_quota(live, entity, "producer_byte_rate=1e12")
+    try:
+        produce(live.broker, "carol", "fact-cid", 20_000, 2)
+        rate = [
+            x
+            for x in quota_lines(exported(live), "fact-cid")
+            if x.startswith("kafka_server_quota_byte_rate{")
+        ]
+        assert len(rate) == 1 and "user=" not in rate[0], rate
+    finally:
+        delete_quota(live, entity, "producer_byte_rate")
+
+
 @pytest.mark.parametrize(
     ("entity", "client_tag"),
     [
