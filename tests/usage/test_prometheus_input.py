@@ -21,7 +21,7 @@ import pytest
 
 from kquota import deadline
 from kquota.errors import KquotaError, UsageError
-from kquota.usage.prometheus import PrometheusError, prometheus_samples
+from kquota.usage.prometheus import PrometheusError, default_step, prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
 
 
@@ -111,6 +111,13 @@ def test_rows_from_a_matrix(fake: FakePrometheus) -> None:
         # A throttle time of NaN: the sensor averaged no throttles in its window.
         Sample("prod", "b1:9404", None, "app", PRODUCE_THROTTLE_TIME, 1_000_000, 0.0),
     ]
+
+
+def test_default_step_fits_prometheus(fake: FakePrometheus) -> None:
+    assert default_step(0, 3600) == 15
+    assert default_step(0, 7 * 86400) == 55
+    fake.series = []
+    assert read(fake.url, start=0.0, end=30 * 86400.0, step=None) == []
 
 
 @pytest.mark.parametrize(

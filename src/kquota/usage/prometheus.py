@@ -134,7 +134,7 @@ def prometheus_samples(
     *,
     start: float,
     end: float,
-    step: float,
+    step: float | None = None,
     selector: str = "",
     broker_label: str = "instance",
     token_env: str | None = None,
@@ -146,16 +146,18 @@ def prometheus_samples(
     """prometheus_samples yields every quota sample the server holds from ``start`` to
     ``end`` (seconds since the epoch) at ``step`` seconds, as rows of ``cluster``.
 
-    ``selector`` adds PromQL label matchers (``job="kafka",env="prod"``) to the quota
-    series' own. A throttle time of NaN is the broker's "no throttle in the window" (its
-    average over no samples) and reads as 0; any other NaN, an infinity or a negative
-    value is refused.
+    ``step`` defaults to :func:`default_step`. ``selector`` adds PromQL label matchers
+    (``job="kafka",env="prod"``) to the quota series' own. A throttle time of NaN is the
+    broker's "no throttle in the window" (its average over no samples) and reads as 0; any
+    other NaN, an infinity or a negative value is refused.
     """
     server = PrometheusServer.parse(
         url, token_env=token_env, basic_auth_env=basic_auth_env, env=env
     )
     if not (math.isfinite(start) and math.isfinite(end)) or end <= start:
         raise UsageError("the time range must end after it starts")
+    if step is None:
+        step = default_step(start, end)
     if not math.isfinite(step) or step <= 0:
         raise UsageError("the step must be a positive number of seconds")
     points = int((end - start) // step) + 1
@@ -195,6 +197,12 @@ def prometheus_samples(
         )
     for series in result:
         yield from _series_samples(server, cluster, broker_label, series)
+
+
+def default_step(start: float, end: float) -> float:
+    """default_step is 15 s (a common scrape interval, and the quota window's scale), longer
+    where the range would pass Prometheus's points per series: 7 days read at 55 s."""
+    return float(max(15, math.ceil((end - start) / (MAX_POINTS - 1))))
 
 
 def _query(selector: str) -> str:
