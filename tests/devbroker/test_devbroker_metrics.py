@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import KAFKA_VERSION
 from kquota.devbroker.probe import metrics_ok
+
+pytestmark = pytest.mark.integration
 
 
 def _kquota(*args: str) -> subprocess.CompletedProcess[str]:
