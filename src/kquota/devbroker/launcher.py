@@ -265,7 +265,7 @@ def start_broker(
         )
     else:
         listeners = 5 if tls else 3
-        free = _free_ports(listeners + metrics)  # at once, so no two are the same
+        free = _free_ports(listeners + (1 if metrics else 0))  # at once: no two the same
         ports = replace(Ports(*free[:listeners]), metrics=free[-1] if metrics else 0)
         do_tls = tls
         users = {ADMIN_USER: secrets.token_urlsafe(18), **(extra_users or {})}
@@ -485,7 +485,7 @@ def wipe_broker_dir(broker_dir: Path) -> None:
         stop_zookeeper(broker_dir / "zookeeper")
         shutil.rmtree(broker_dir / "zookeeper", ignore_errors=True)
     shutil.rmtree(broker_dir / "data", ignore_errors=True)
-    for name in (_INFO, _SEAT, "server.log", "broker.out"):
+    for name in (_INFO, _SEAT, "server.log", "broker.out", METRICS_RULES):
         (broker_dir / name).unlink(missing_ok=True)
 
 
