@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,20 @@ def test_a_cluster_gets_one_exporter_per_node(tmp_path: Path) -> None:
         assert [n["metrics_address"] for n in json.loads(status.stdout)["nodes"]] == addresses
     finally:
         _kquota("dev-broker", "stop", "--dir", str(cluster_dir))
+
+
+def test_stop_returns_once_the_jvm_is_gone(tmp_path: Path) -> None:
+    """With the agent, a stopping JVM's main thread ends (its pid reads as a zombie) while
+    other threads still run for a moment: stop must wait for the whole process, which is then
+    reaped, not return while it still holds its ports."""
+    from kquota.devbroker import processes
+    from kquota.devbroker.launcher import start_broker, stop_broker
+
+    broker = start_broker(tmp_path / "b", metrics=True, die_with_parent=True)
+    try:
+        assert stop_broker(tmp_path / "b")
+        assert broker.pid not in processes.CHILDREN  # reaped: its exit status was collected
+        with pytest.raises(ProcessLookupError):
+            os.kill(broker.pid, 0)
+    finally:
+        stop_broker(tmp_path / "b")
