@@ -20,7 +20,7 @@ from conftest import KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.devbroker.probe import metrics_ok
 from kquota.usage.prometheus import PrometheusError, prometheus_samples
-from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
+from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, REQUEST_TIME, Sample
 from prometheus_server import RunningPrometheus, running_prometheus
 
 pytestmark = pytest.mark.integration
@@ -196,6 +196,33 @@ def test_02b_client_id_level_tags_client_id_only(live: Live) -> None:
         assert len(rate) == 1 and "user=" not in rate[0], rate
     finally:
         delete_quota(live, entity, "producer_byte_rate")
+
+
+def test_02c_request_time_and_quoted_client_ids(live: Live) -> None:
+    """Fact: an observation ``request_percentage`` makes the Request sensors (request-time
+    and its throttle time); a client-id with characters an MBean name reserves arrives
+    JMX-quoted, and the rows name it as the client sent it."""
+    odd = 'odd,id=1 "q"'
+    set_quota(live, DEFAULT_CLIENT, "request_percentage=100000")
+    since = time.time()
+    try:
+        produce(live.broker, "alice", odd, 20_000, 2)
+        text = exported(live)
+        quoted = 'client_id="\\"odd,id=1 \\\\\\"q\\\\\\"\\""'
+        request = [x for x in text.splitlines() if x.startswith("kafka_server_quota_request_time{")]
+        assert any(quoted in x and 'type="Request"' in x for x in request), request
+        assert any(
+            x.startswith("kafka_server_quota_throttle_time{") and 'type="Request"' in x
+            for x in text.splitlines()
+        )
+    finally:
+        delete_quota(live, DEFAULT_CLIENT, "request_percentage")
+
+    def rows() -> list[Sample]:
+        return [s for s in samples(live, since) if s.metric == REQUEST_TIME]
+
+    poll(lambda: any(s.client_id == odd for s in rows()), "the odd client's request time")
+    assert all(s.user is None for s in rows() if s.client_id == odd)
 
 
 @pytest.mark.parametrize(
