@@ -20,6 +20,7 @@ is absent or empty is a tag the matched quota level does not include (``None``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import NamedTuple
 from urllib.parse import unquote
@@ -32,6 +33,7 @@ from kquota.usage.rows import (
     PRODUCE_THROTTLE_TIME,
     REQUEST_THROTTLE_TIME,
     REQUEST_TIME,
+    THROTTLE_METRICS,
 )
 
 BYTE_RATE = "kafka_server_quota_byte_rate"
@@ -70,6 +72,13 @@ class SeriesIdentity(NamedTuple):
     metric: str
     user: str | None
     client_id: str | None
+
+
+def exposition_value(metric: str, value: float) -> float:
+    """exposition_value is a sample's value as a row holds it: a throttle time of NaN is the
+    broker's average over no throttles in its window (a sensor that never throttled), 0 ms.
+    Every other value is as exported (the readers refuse NaN, infinities, negatives)."""
+    return 0.0 if metric in THROTTLE_METRICS and math.isnan(value) else value
 
 
 def metric_of(name: str, sensor_type: str | None) -> str | None:

@@ -28,8 +28,13 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from kquota import deadline
 from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
-from kquota.usage.exposition import SELECTOR, ExpositionError, series_identity
-from kquota.usage.rows import THROTTLE_METRICS, Sample
+from kquota.usage.exposition import (
+    SELECTOR,
+    ExpositionError,
+    exposition_value,
+    series_identity,
+)
+from kquota.usage.rows import Sample
 
 MAX_SERIES = 100_000
 """Series one read may return (about 6 metrics for 15,000 principals on one broker)."""
@@ -351,7 +356,6 @@ def _series_samples(
             f"{safe_text(broker_label)} label to name its broker by (set the broker label, "
             "or label the scrape targets)"
         )
-    throttle = identity.metric in THROTTLE_METRICS
     for point in values:
         if not (isinstance(point, list) and len(point) == 2 and isinstance(point[1], str)):
             raise _shape(server, f"a point of {safe_text(name)} is not [time, value]")
@@ -362,8 +366,7 @@ def _series_samples(
             value = float(text)
         except ValueError:
             raise _shape(server, f"a value of {safe_text(name)} is not a number") from None
-        if math.isnan(value) and throttle:
-            value = 0.0
+        value = exposition_value(identity.metric, value)
         if not math.isfinite(value) or value < 0:
             raise PrometheusError(
                 f"Prometheus at {server.shown}: {safe_text(name)} of "
