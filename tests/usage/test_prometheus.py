@@ -8,6 +8,7 @@ Load is bounded: a few principals, tens of KB/s, seconds.
 from __future__ import annotations
 
 import math
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -353,6 +354,56 @@ def test_06_usage_reports_known_rates(live: Live) -> None:
     every = samples(live, since)
     assert {s.broker for s in every} == {live.broker.metrics_address}
     assert {s.cluster for s in every} == {"dev"}
+
+
+def test_06b_kquota_usage_reads_prometheus(live: Live, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kquota usage --prometheus URL`: the known rates of test_06, per principal, from the
+    live server, with the effective quotas from the live broker."""
+    import json
+
+    from cli_runner import run_kquota
+
+    code, out, err = run_kquota(
+        ["usage", "--prometheus", live.prometheus.url, "--bootstrap-server",
+         live.broker.bootstrap_servers, "--since", "10m", "--format", "json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["cluster"] == "dev"  # the scrape target's cluster label
+    assert report["source"] == live.prometheus.url
+    alice = [
+        u
+        for u in report["usage"]
+        if u["entity"] == {"user": "alice"} and u["metric"] == PRODUCE_BYTE_RATE
+    ]
+    assert len(alice) == 1, report["usage"]
+    assert math.isclose(alice[0]["max"], 40_000, rel_tol=0.25), alice
+
+
+def test_06c_kquota_usage_prometheus_errors(live: Live, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_runner import run_kquota
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = ["--bootstrap-server", live.broker.bootstrap_servers]
+    code, out, err = run_kquota(
+        ["usage", "--prometheus", f"http://reader:pw-canary@127.0.0.1:{port}", *target], capsys
+    )
+    assert code != 0 and "Traceback" not in err + out
+    assert f"cannot reach Prometheus at http://127.0.0.1:{port}: Connection refused" in err
+    assert "pw-canary" not in err + out
+    code, _, err = run_kquota(
+        ["usage", "--prometheus", live.prometheus.url, "--samples", "x.jsonl", *target], capsys
+    )
+    assert code != 0 and "--samples or --prometheus, not both" in err
+    code, _, err = run_kquota(
+        ["usage", "--prometheus", live.prometheus.url, "--prometheus-token-env", "KQ_NOPE_TOKEN",
+         *target],
+        capsys,
+    )  # fmt: skip
+    assert code != 0 and "$KQ_NOPE_TOKEN is not set or empty" in err
 
 
 def test_07_too_many_series_refused_with_a_count(live: Live) -> None:

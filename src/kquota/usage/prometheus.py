@@ -21,7 +21,7 @@ import math
 import os
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -147,14 +147,16 @@ def prometheus_samples(
     timeout: float = 60.0,
     max_series: int = MAX_SERIES,
     env: Mapping[str, str] | None = None,
+    cluster_label: str | None = None,
 ) -> Iterator[Sample]:
     """prometheus_samples yields every quota sample the server holds from ``start`` to
     ``end`` (seconds since the epoch) at ``step`` seconds, as rows of ``cluster``.
 
-    ``step`` defaults to :func:`default_step`. ``selector`` adds PromQL label matchers
-    (``job="kafka",env="prod"``) to the quota series' own. A throttle time of NaN is the
-    broker's "no throttle in the window" (its average over no samples) and reads as 0; any
-    other NaN, an infinity or a negative value is refused.
+    ``cluster_label``: a series' label naming its cluster, which then names the rows'
+    cluster instead of ``cluster``. ``step`` defaults to :func:`default_step`. ``selector``
+    adds PromQL label matchers (``job="kafka",env="prod"``) to the quota series' own. A
+    throttle time of NaN is the broker's "no throttle in the window" (its average over no
+    samples) and reads as 0; any other NaN, an infinity or a negative value is refused.
     """
     server = PrometheusServer.parse(
         url, token_env=token_env, basic_auth_env=basic_auth_env, env=env
@@ -201,7 +203,10 @@ def prometheus_samples(
             f"reads at most {max_series:,} at once: narrow the selector or the time range"
         )
     for series in result:
-        yield from _series_samples(server, cluster, broker_label, series)
+        labels = series.get("metric") if isinstance(series, dict) else None
+        named = labels.get(cluster_label) if cluster_label and isinstance(labels, dict) else None
+        own = named if isinstance(named, str) and named else cluster
+        yield from _series_samples(server, own, broker_label, series)
 
 
 def default_step(start: float, end: float) -> float:
@@ -392,3 +397,74 @@ def _who(user: str | None, client_id: str | None) -> str:
     if client_id is not None:
         parts.append(f"client-id={safe_text(client_id)}")
     return "{" + ", ".join(parts) + "}"
+
+
+class PrometheusSamples:
+    """PrometheusSamples is a Prometheus server as ``kquota usage --prometheus`` reads it:
+    the last ``since_ms`` up to now, of ``cluster`` (series whose ``cluster`` label is that
+    name, or that have none). With no cluster named, the rows take their series' ``cluster``
+    label (else the server's address), and series of two clusters are refused."""
+
+    def __init__(
+        self,
+        url: str,
+        cluster: str | None,
+        *,
+        since_ms: int,
+        token_env: str | None = None,
+        basic_auth_env: str | None = None,
+    ) -> None:
+        self.url = url
+        self.cluster = cluster
+        self.since_ms = since_ms
+        self.token_env = token_env
+        self.basic_auth_env = basic_auth_env
+        # Checked now: a bad URL or a missing variable is refused before anything is read.
+        self.server = PrometheusServer.parse(
+            url, token_env=token_env, basic_auth_env=basic_auth_env
+        )
+
+    def where(self) -> str:
+        return f"Prometheus at {self.server.shown}"
+
+    def __iter__(self) -> Iterator[Sample]:
+        end = time.time()
+        start = end - self.since_ms / 1000
+        selector = "" if self.cluster is None else f'cluster=~"{_promql_regex(self.cluster)}|"'
+        rows = prometheus_samples(
+            self.url,
+            self.cluster or "",
+            start=start,
+            end=end,
+            selector=selector,
+            token_env=self.token_env,
+            basic_auth_env=self.basic_auth_env,
+            timeout=_command_timeout(),
+            cluster_label=None if self.cluster is not None else "cluster",
+        )
+        seen: str | None = None
+        for row in rows:
+            if self.cluster is None:
+                name = row.cluster or f"{self.server.host}:{self.server.port or ''}".rstrip(":")
+                if seen is not None and name != seen:
+                    raise PrometheusError(
+                        f"{self.where()} holds series of clusters {safe_text(seen)!r} and "
+                        f"{safe_text(name)!r}: name the cluster (--cluster) to read one"
+                    )
+                seen = name
+                row = replace(row, cluster=name)
+            yield row
+
+
+def _promql_regex(name: str) -> str:
+    """_promql_regex is ``name`` matched literally by a PromQL regex, inside a double-quoted
+    PromQL string."""
+    literal = "".join(
+        "\\" + c if c.isascii() and not (c.isalnum() or c == "_") else c for c in name
+    )
+    return literal.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _command_timeout() -> float:
+    current = deadline.current()
+    return 60.0 if current is None else max(current.remaining(), 0.001)
