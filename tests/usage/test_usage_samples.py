@@ -205,7 +205,7 @@ def test_a_scrape_needs_a_cluster(tmp_path: Path) -> None:
 
 
 def test_a_real_exporter_scrape_reads(tmp_path: Path) -> None:
-    """As the JMX exporter with kquota's rules writes it (tests/usage/test_prometheus.py sees
+    """As the JMX exporter with kquota's rules writes it (tests/usage/test_usage_prometheus.py sees
     these lines): a never-throttled sensor's throttle time is NaN, read as 0 ms; a client-id
     with reserved characters is JMX-quoted, a user URL-encoded; both undone."""
     path = tmp_path / "1.prom"

@@ -1,6 +1,6 @@
 """kquota.usage.prometheus against hostile or failing servers.
 
-The answers a real Prometheus gives are tested in test_prometheus.py. Here a FakePrometheus
+The answers a real Prometheus gives are tested in test_usage_prometheus.py. Here a FakePrometheus
 (named fake: a real server cannot be made on demand to answer slowly, redirect, hold
 negative quota values or millions of series) serves canned answers on loopback, and
 records the Authorization header it was sent.
