@@ -6,8 +6,8 @@ import os
 
 
 def pid_alive(pid: int) -> bool:
-    """pid_alive: ``pid`` runs (a zombie, exited and not yet reaped, counts as gone: it will
-    never release or answer anything again)."""
+    """pid_alive: ``pid`` runs (a zombie, every thread exited and not yet reaped, counts as
+    gone: it will never release or answer anything again)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -16,6 +16,11 @@ def pid_alive(pid: int) -> bool:
         return True
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
+            if f.read().split(")")[-1].split()[0] != "Z":
+                return True
+        # The pid is the main thread's: it reads as a zombie once that thread ends, while the
+        # process's other threads may still run (a JVM with an agent shutting down keeps its
+        # ports for a moment longer). Only a leader left alone has exited.
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
     except OSError:
         return False

@@ -202,3 +202,34 @@ def test_a_scrape_needs_a_cluster(tmp_path: Path) -> None:
     path.write_text('kafka_server_quota_byte_rate{type="Produce",user="a"} 1 5\n')
     with pytest.raises(SampleFileError, match="1.prom:1: no cluster label, and no cluster named"):
         _read(path, cluster=None)
+
+
+def test_a_real_exporter_scrape_reads(tmp_path: Path) -> None:
+    """As the JMX exporter with kquota's rules writes it (tests/usage/test_usage_prometheus.py sees
+    these lines): a never-throttled sensor's throttle time is NaN, read as 0 ms; a client-id
+    with reserved characters is JMX-quoted, a user URL-encoded; both undone."""
+    path = tmp_path / "1.prom"
+    path.write_text(
+        "# TYPE kafka_server_quota_throttle_time gauge\n"
+        'kafka_server_quota_throttle_time{client_id="\\"odd,id=1\\"",type="Produce",} NaN\n'
+        'kafka_server_quota_byte_rate{type="Produce",user="bob%20smith",} 12.5\n'
+    )
+    rows = _read(path)
+    assert [(r.user, r.client_id, r.metric, r.value) for r in rows] == [
+        (None, "odd,id=1", PRODUCE_THROTTLE_TIME, 0.0),
+        ("bob smith", None, PRODUCE_BYTE_RATE, 12.5),
+    ]
+
+
+def test_a_byte_rate_of_nan_is_still_refused(tmp_path: Path) -> None:
+    path = tmp_path / "1.prom"
+    path.write_text('kafka_server_quota_byte_rate{type="Produce"} NaN\n')
+    with pytest.raises(SampleFileError, match="1.prom:1: value NaN"):
+        _read(path)
+
+
+def test_a_broken_jmx_quote_is_named_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "1.prom"
+    path.write_text('kafka_server_quota_byte_rate{type="Produce",client_id="\\"open"} 1\n')
+    with pytest.raises(SampleFileError, match="1.prom:1: .*client_id.*must end with a quote"):
+        _read(path)

@@ -87,6 +87,12 @@ def command() -> None:
     "beside them. [default: KRaft, or the mode of the broker already in --dir]",
 )
 @click.option(
+    "--metrics",
+    is_flag=True,
+    help="Attach the Prometheus JMX exporter with kquota's quota-metric rules to each "
+    "broker, on a free loopback port (the line's metrics_address; kept on restart).",
+)
+@click.option(
     "--timeout",
     type=START_TIMEOUT,
     metavar="DURATION",
@@ -103,6 +109,7 @@ def start(
     fresh: bool,
     tls: bool,
     zookeeper: bool | None,
+    metrics: bool,
     timeout: float,
 ) -> None:
     """Start the broker in the background and print one JSON line describing it."""
@@ -131,6 +138,7 @@ def start(
             fresh=fresh,
             timeout=timeout,
             zookeeper=_cluster_mode(broker_dir, zookeeper, fresh),
+            metrics=metrics,
         )
         record_started(broker_dir)
         click.echo(info.to_json())
@@ -154,6 +162,7 @@ def start(
         tls=tls,
         timeout=timeout,
         zookeeper=zookeeper,
+        metrics=metrics,
     )
     record_started(broker_dir)
     click.echo(info.to_json())
@@ -222,7 +231,7 @@ _STATUS_FIELDS = (
     "bootstrap_servers", "sasl_bootstrap_servers", "controller_bootstrap_servers", "username",
     "password", "sasl_mechanisms", "kafka_version", "cluster_id", "pid", "dir", "authorizer",
     "users", "ssl_bootstrap_servers", "sasl_ssl_bootstrap_servers", "ssl_ca_location",
-    "ssl_certificate_location", "ssl_key_location", "nodes",
+    "ssl_certificate_location", "ssl_key_location", "nodes", "metrics_address",
 )  # fmt: skip
 
 

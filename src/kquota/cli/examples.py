@@ -99,10 +99,12 @@ EXAMPLES: dict[str, str] = {
     "dev-broker start": _epilog(
         "kquota dev-broker start",
         "kquota dev-broker start --nodes 3 --dir .cache/cluster",
+        "kquota dev-broker start --metrics",
     ),
     "dev-broker status": _epilog(
         "kquota dev-broker status",
         'kquota plan --bootstrap-server "$(kquota dev-broker status --field bootstrap_servers)"',
+        "kquota dev-broker status --field metrics_address",
     ),
     "dev-broker stop": _epilog(
         "kquota dev-broker stop",

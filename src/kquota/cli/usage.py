@@ -37,6 +37,22 @@ def usage_source_options(f: F) -> F:
             help="Sample files or folders: JSON Lines (.jsonl), Parquet (.parquet) or "
             "Prometheus scrapes (.prom) (repeatable; docs/usage.md).",
         ),
+        click.option(
+            "--prometheus",
+            metavar="URL",
+            help="A Prometheus server scraping the brokers' JMX exporters (query_range over "
+            "--since up to now; docs/usage.md).",
+        ),
+        click.option(
+            "--prometheus-token-env",
+            metavar="NAME",
+            help="The environment variable holding a bearer token for --prometheus.",
+        ),
+        click.option(
+            "--prometheus-basic-auth-env",
+            metavar="NAME",
+            help="The environment variable holding user:password for --prometheus.",
+        ),
     ]
     with_source = option_group("source", UsageSource, options)(f)
     return click.option(

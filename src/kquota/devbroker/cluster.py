@@ -73,6 +73,7 @@ def start_cluster(
     die_with_parent: bool = False,
     heap: str = "512m",
     zookeeper: bool = False,
+    metrics: bool = False,
 ) -> BrokerInfo:
     """start_cluster starts every node of ``cluster_dir`` (restarting stopped ones in place).
 
@@ -119,6 +120,7 @@ def start_cluster(
                     heap=heap,
                     wait=False,
                     zookeeper=zookeeper,
+                    metrics=metrics,
                 )
                 for d in dirs
             ]
@@ -128,8 +130,15 @@ def start_cluster(
     (cluster_dir / CLUSTER_FILE).write_text(json.dumps({"nodes": nodes}) + "\n")
     users = {ADMIN_USER: secrets.token_urlsafe(18), **(extra_users or {})}
     cluster_id = _random_cluster_id()
-    free = _free_ports(3 * nodes)
-    ports = [Ports(*free[3 * i : 3 * i + 3]) for i in range(nodes)]
+    per_node = 4 if metrics else 3  # the fourth: the node's JMX exporter
+    free = _free_ports(per_node * nodes)
+    ports = [
+        replace(
+            Ports(*free[per_node * i : per_node * i + 3]),
+            metrics=free[per_node * i + 3] if metrics else 0,
+        )
+        for i in range(nodes)
+    ]
     voters: str | None = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
     zookeeper_connect = None
     launched = []
@@ -225,6 +234,8 @@ def cluster_status(cluster_dir: Path) -> BrokerInfo | None:
                 "pid": None if live is None else live.pid,
             }
         )
+        if info.metrics_address is not None:
+            entries[-1]["metrics_address"] = info.metrics_address
     if running == 0:
         return None
     first = infos[0]
@@ -236,6 +247,7 @@ def cluster_status(cluster_dir: Path) -> BrokerInfo | None:
             i.controller_bootstrap_servers for i in infos if i.controller_bootstrap_servers
         ),
         pid=next(e["pid"] for e in entries if e["pid"] is not None),
+        metrics_address=",".join(i.metrics_address for i in infos if i.metrics_address) or None,
         dir=str(cluster_dir),
         nodes=entries,
     )

@@ -27,6 +27,8 @@ class Ports:
     ssl: int = 0
     """0 = no TLS listeners; else SSL on ``ssl`` and SASL_SSL on ``sasl_ssl``."""
     sasl_ssl: int = 0
+    metrics: int = 0
+    """0 = no JMX exporter; else its HTTP port (``start --metrics``), on loopback."""
 
 
 def _jaas_quote(value: str) -> str:

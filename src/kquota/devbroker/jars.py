@@ -119,29 +119,57 @@ class KafkaJars:
         if (target / _COMPLETE_MARKER).is_file() and lib.is_dir():
             return cls(version, lib)
         find_java()
-        mvn = find_maven()
-        pom = resources.files("kquota.devbroker").joinpath("poms", f"kafka-{version}.xml")
-        target.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=target) as tmp:
-            tmp_lib = Path(tmp) / "lib"
-            pom_path = Path(tmp) / "pom.xml"
-            pom_path.write_text(pom.read_text())
-            cmd = [
-                mvn,
-                "-B",
-                *(["-q"] if quiet else []),
-                "-f",
-                str(pom_path),
-                "dependency:copy-dependencies",
-                "-DincludeScope=runtime",
-                f"-DoutputDirectory={tmp_lib}",
-            ]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-                raise KquotaError(f"Maven could not resolve Kafka {version}'s jars:\n{tail}")
-            if lib.exists():
-                shutil.rmtree(lib)
-            tmp_lib.rename(lib)
+        _maven_copy(f"kafka-{version}.xml", lib, f"Kafka {version}'s jars", quiet=quiet)
         (target / _COMPLETE_MARKER).write_text(version + "\n")
         return cls(version, lib)
+
+
+JMX_EXPORTER_VERSION = "1.0.1"
+"""The Prometheus JMX exporter java agent ``start --metrics`` attaches (``poms/``)."""
+
+
+def jmx_exporter_agent(*, quiet: bool = True) -> Path:
+    """jmx_exporter_agent is the cached java agent jar of the JMX exporter, resolved by
+    Maven once, as the broker's own jars are."""
+    target = cache_root() / "jmx-exporter" / JMX_EXPORTER_VERSION
+    lib = target / "lib"
+    jar = lib / f"jmx_prometheus_javaagent-{JMX_EXPORTER_VERSION}.jar"
+    if not ((target / _COMPLETE_MARKER).is_file() and jar.is_file()):
+        _maven_copy(
+            f"jmx-exporter-{JMX_EXPORTER_VERSION}.xml",
+            lib,
+            f"the JMX exporter {JMX_EXPORTER_VERSION}'s agent",
+            quiet=quiet,
+        )
+        (target / _COMPLETE_MARKER).write_text(JMX_EXPORTER_VERSION + "\n")
+    return jar
+
+
+def _maven_copy(pom_name: str, lib: Path, what: str, *, quiet: bool) -> None:
+    """_maven_copy resolves the runtime dependencies of ``poms/pom_name`` into ``lib``
+    (replaced whole, only once Maven succeeded)."""
+    mvn = find_maven()
+    pom = resources.files("kquota.devbroker").joinpath("poms", pom_name)
+    target = lib.parent
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target) as tmp:
+        tmp_lib = Path(tmp) / "lib"
+        pom_path = Path(tmp) / "pom.xml"
+        pom_path.write_text(pom.read_text())
+        cmd = [
+            mvn,
+            "-B",
+            *(["-q"] if quiet else []),
+            "-f",
+            str(pom_path),
+            "dependency:copy-dependencies",
+            "-DincludeScope=runtime",
+            f"-DoutputDirectory={tmp_lib}",
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+            raise KquotaError(f"Maven could not resolve {what}:\n{tail}")
+        if lib.exists():
+            shutil.rmtree(lib)
+        tmp_lib.rename(lib)

@@ -31,7 +31,7 @@ from kquota.devbroker.jars import (
     KafkaJars,
     find_java,
 )
-from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
+from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok, metrics_ok
 from kquota.devbroker.tls import TlsFiles, make_pki
 from kquota.errors import KquotaError
 
@@ -71,9 +71,13 @@ class BrokerInfo:
     """ZooKeeper mode: the ZooKeeper the brokers keep their metadata in (there is then no
     controller listener: ``controller_bootstrap_servers`` is empty)."""
 
+    metrics_address: str | None = None
+    """``start --metrics``: where the JMX exporter serves the quota metrics
+    (``host:port``, ``/metrics``; a cluster's line lists every node's)."""
+
     def to_json(self) -> str:
         fields = asdict(self)
-        for optional in ("nodes", "zookeeper_connect"):
+        for optional in ("nodes", "zookeeper_connect", "metrics_address"):
             if fields[optional] is None:
                 del fields[optional]  # a KRaft broker's line stays as it always was
         return json.dumps(fields, sort_keys=True)
@@ -165,6 +169,7 @@ def start_broker(
     extra_properties: dict[str, str] | None = None,
     extra_classpath: tuple[Path, ...] = (),
     zookeeper: bool | None = None,
+    metrics: bool = False,
 ) -> BrokerInfo:
     """start_broker starts (or returns the already running) broker in ``broker_dir``.
 
@@ -179,6 +184,9 @@ def start_broker(
     in ``broker_dir/zookeeper`` (a seat names the cluster's ZooKeeper instead). A stopped
     directory restarts in the mode it was started in (``None``: whichever that was), unless
     ``zookeeper`` names the other: then it starts over, as after a version change.
+
+    ``metrics=True`` attaches the Prometheus JMX exporter (:data:`METRICS_RULES`) on a free
+    loopback port; a broker started with it keeps it on every restart.
     """
     broker_dir = broker_dir.resolve()
     running = broker_status(broker_dir)
@@ -219,7 +227,19 @@ def start_broker(
         zookeeper_connect = previous.zookeeper_connect
         own_zookeeper = (broker_dir / "zookeeper").is_dir()
         ports = _ports_of(previous)
-        used = (ports.plaintext, ports.sasl, ports.controller, ports.ssl, ports.sasl_ssl)
+        if metrics and not ports.metrics:
+            # A broker started without an exporter gains one on a port of its own.
+            taken = {ports.plaintext, ports.sasl, ports.controller, ports.ssl, ports.sasl_ssl}
+            spare = [p for p in _free_ports(len(taken) + 1) if p not in taken]
+            ports = replace(ports, metrics=spare[0])
+        used = (
+            ports.plaintext,
+            ports.sasl,
+            ports.controller,
+            ports.ssl,
+            ports.sasl_ssl,
+            ports.metrics,
+        )
         busy = [p for p in used if p and not _port_free(p)]
         if busy:
             raise KquotaError(
@@ -244,7 +264,9 @@ def start_broker(
             ),
         )
     else:
-        ports = Ports(*_free_ports(5)) if tls else Ports(*_free_ports(3))
+        listeners = 5 if tls else 3
+        free = _free_ports(listeners + (1 if metrics else 0))  # at once: no two the same
+        ports = replace(Ports(*free[:listeners]), metrics=free[-1] if metrics else 0)
         do_tls = tls
         users = {ADMIN_USER: secrets.token_urlsafe(18), **(extra_users or {})}
         cluster_id = _random_cluster_id()
@@ -297,6 +319,7 @@ def start_broker(
             "-Xms128m",
             "-XX:+UseG1GC",
             "-Djava.awt.headless=true",
+            *_metrics_agent(broker_dir, ports.metrics),
             log_opt,
             "-cp",
             classpath,
@@ -321,6 +344,7 @@ def start_broker(
         authorizer=do_authorizer,
         users=users,
         zookeeper_connect=zookeeper_connect,
+        metrics_address=f"127.0.0.1:{ports.metrics}" if ports.metrics else None,
         **_tls_fields(ports, tls_files),
     )
     _write_private(broker_dir / _INFO, info.to_json() + "\n")
@@ -387,6 +411,24 @@ def seed_scram(brokers: list[BrokerInfo], users: dict[str, str], timeout: float 
             time.sleep(0.2)
 
 
+METRICS_RULES = "jmx-exporter.yaml"
+"""The exporter's rules, shipped beside this module and copied into the broker's directory."""
+
+
+def _metrics_agent(broker_dir: Path, port: int) -> list[str]:
+    """_metrics_agent is the JVM option attaching the JMX exporter on ``127.0.0.1:port``
+    (none for port 0). The agent binds the host it is given, so it serves loopback only."""
+    if not port:
+        return []
+    from importlib import resources
+
+    from kquota.devbroker.jars import jmx_exporter_agent
+
+    rules = broker_dir / METRICS_RULES
+    rules.write_text(resources.files("kquota.devbroker").joinpath(METRICS_RULES).read_text())
+    return [f"-javaagent:{jmx_exporter_agent()}=127.0.0.1:{port}:{rules}"]
+
+
 def _read_seat(broker_dir: Path) -> tuple[int, str | None, str | None]:
     """_read_seat is (node id, KRaft voters, ZooKeeper connect string) of a cluster node."""
     seat = broker_dir / _SEAT
@@ -416,6 +458,7 @@ def _ports_of(info: BrokerInfo) -> Ports:
         port(info.controller_bootstrap_servers),
         port(info.ssl_bootstrap_servers),
         port(info.sasl_ssl_bootstrap_servers),
+        port(info.metrics_address),
     )
 
 
@@ -442,7 +485,7 @@ def wipe_broker_dir(broker_dir: Path) -> None:
         stop_zookeeper(broker_dir / "zookeeper")
         shutil.rmtree(broker_dir / "zookeeper", ignore_errors=True)
     shutil.rmtree(broker_dir / "data", ignore_errors=True)
-    for name in (_INFO, _SEAT, "server.log", "broker.out"):
+    for name in (_INFO, _SEAT, "server.log", "broker.out", METRICS_RULES):
         (broker_dir / name).unlink(missing_ok=True)
 
 
@@ -477,6 +520,7 @@ def _wait_ready(pid: int, ports: Ports, timeout: float, broker_dir: Path) -> Non
             lambda: api_versions_ok("127.0.0.1", ports.plaintext),
             lambda: api_versions_ok("127.0.0.1", ports.sasl),
             lambda: describe_quotas_ok("127.0.0.1", ports.plaintext),
+            *([lambda: metrics_ok("127.0.0.1", ports.metrics)] if ports.metrics else []),
         ],
         timeout=timeout,
         name="the Kafka broker",

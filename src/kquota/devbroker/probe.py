@@ -58,3 +58,19 @@ def describe_quotas_ok(host: str, port: int, timeout: float = 2.0) -> bool:
     except OSError:
         return False
     return len(body) >= 6 and struct.unpack_from(">h", body, 4)[0] == 0
+
+
+def metrics_ok(host: str, port: int, timeout: float = 2.0) -> bool:
+    """metrics_ok: the JMX exporter answers ``GET /metrics`` with 200."""
+    import http.client
+
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("GET", "/metrics")
+        response = conn.getresponse()
+        response.read()
+        return response.status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()

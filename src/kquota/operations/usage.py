@@ -36,20 +36,46 @@ class UsageSource:
     exactly one source (``--samples PATH``, repeatable)."""
 
     samples: tuple[Path, ...] = ()
+    prometheus: str | None = None
+    """A Prometheus server's URL (:mod:`kquota.usage.prometheus`)."""
+    prometheus_token_env: str | None = None
+    prometheus_basic_auth_env: str | None = None
 
     def check(self) -> None:
         """check: exactly one source is named (before any file or cluster is read)."""
-        if not self.samples:
+        if self.samples and self.prometheus is not None:
+            raise UsageError("name one sample source: --samples or --prometheus, not both")
+        if not self.samples and self.prometheus is None:
             raise UsageError("no samples: name them with --samples PATH (files or folders)")
+        if self.prometheus is None and (
+            self.prometheus_token_env or self.prometheus_basic_auth_env
+        ):
+            raise UsageError(
+                "--prometheus-token-env and --prometheus-basic-auth-env need --prometheus"
+            )
 
     def describe(self) -> str:
-        """describe names the source for a report's reader."""
+        """describe names the source for a report's reader (a URL without its credentials)."""
+        if self.prometheus is not None:
+            from kquota.usage.prometheus import PrometheusServer
+
+            return PrometheusServer.parse(self.prometheus, env={}).shown
         return ", ".join(str(p) for p in self.samples)
 
     def open(self, cluster: str | None, *, since_ms: int) -> SampleStream:
         """open is the samples of ``cluster`` (None: the first sample's cluster) covering at
         least the last ``since_ms`` (a file source reads all it holds, the window is cut by
         :func:`kquota.usage.profile.profile`)."""
+        if self.prometheus is not None:
+            from kquota.usage.prometheus import PrometheusSamples
+
+            return PrometheusSamples(
+                self.prometheus,
+                cluster,
+                since_ms=since_ms,
+                token_env=self.prometheus_token_env,
+                basic_auth_env=self.prometheus_basic_auth_env,
+            )
         from kquota.usage.samples import SampleFiles
 
         return SampleFiles(self.samples, cluster)

@@ -41,7 +41,15 @@ import orjson
 
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, open_regular
-from kquota.usage.exposition import EXPOSITION_NAMES, TYPE_LABEL, allowed_types, metric_of, tags
+from kquota.usage.exposition import (
+    EXPOSITION_NAMES,
+    TYPE_LABEL,
+    ExpositionError,
+    allowed_types,
+    exposition_value,
+    metric_of,
+    tags,
+)
 from kquota.usage.rows import METRICS, Sample
 
 MAX_SAMPLE_FILE_BYTES = 64 * 1024 * MiB
@@ -280,6 +288,7 @@ class SampleFiles:
                 value = float(parts[0])
             except ValueError:
                 raise SampleFileError(f"{at}: value {_shown(parts[0])}: not a number") from None
+            value = exposition_value(metric, value)
             _check_value(at, value)
             ts = mtime_ms
             if len(parts) == 2:
@@ -290,7 +299,10 @@ class SampleFiles:
                 ts = int(parts[1])
                 if ts < 0:
                     raise SampleFileError(f"{at}: timestamp {ts}: before the epoch")
-            user, client_id = tags(labels)
+            try:
+                user, client_id = tags(labels, name)
+            except ExpositionError as e:
+                raise SampleFileError(f"{at}: {e}") from None
             row = {
                 "cluster": labels.get("cluster", self.cluster),
                 "broker": labels.get("broker", path.name.removesuffix(path.suffix)),
