@@ -9,6 +9,7 @@ CLI's message while a loopback listener standing in for the cluster counts zero 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -98,6 +99,29 @@ def test_a_guard_the_plan_allowed_holds_without_the_callers_override(
     with pytest.raises(kquota.GuardRefused, match="mass-removal guard trips") as info:
         kquota.execute_plan(_target(listener), allowed)
     assert "--allow-mass-removal after review" in str(info.value)
+    assert listener.accepted == 0
+
+
+def test_a_plan_for_another_cluster_is_refused_as_that_before_any_guard(
+    listener: FakeListener, tmp_path: Path
+) -> None:
+    """Issue 31: the cluster first. A plan the mass-removal guard would stop, made for another
+    cluster, is refused for its cluster, not by a guard counted under the target's policy."""
+    from kquota.operations.apply import apply
+
+    allowed = kquota.read_plan(CORPUS / "guard_lies.json", Policy(allow_mass_removal=True))
+    elsewhere = replace(allowed, cluster="elsewhere")
+    with pytest.raises(kquota.KquotaError) as in_memory:
+        kquota.execute_plan(_target(listener), elsewhere)
+    saved = tmp_path / "elsewhere.json"
+    doc = json.loads((CORPUS / "guard_lies.json").read_text())
+    saved.write_text(json.dumps({**doc, "cluster": "elsewhere"}))
+    with pytest.raises(kquota.KquotaError) as from_file:
+        apply(_target(listener), saved)  # the road of kquota apply PLAN.json
+    for info in (in_memory, from_file):
+        assert not isinstance(info.value, kquota.GuardRefused)
+        assert "the plan was made for 'elsewhere', but the target is 'local'" in str(info.value)
+        assert "mass-removal" not in str(info.value)
     assert listener.accepted == 0
 
 

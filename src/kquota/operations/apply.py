@@ -215,19 +215,23 @@ def checked_plan(
 ) -> Plan:
     """checked_plan is the gate every plan passes before any connection, from a file or from
     memory: the strict reader's checks under ``policy`` (safety fields, rules, recomputed
-    summary, scope, the mass-removal guard), then the target's identity (the plan never chooses
-    where credentials go). A plan held in memory is labelled ``plan`` in the problems."""
+    summary, scope, the mass-removal guard), the target's identity among them, before any
+    guard (the plan never chooses where credentials go). A plan held in memory is labelled
+    ``plan`` in the problems."""
     from kquota.planfile.reader import load_plan_file, reread
     from kquota.planfile.target import TargetIdentity, check_target
 
-    if isinstance(source, Path):
-        name, plan = str(source), load_plan_file(source, policy)
-    else:
-        name = "plan"
-        plan = reread(source, name, policy)
     identity = TargetIdentity(target.cluster_name, props["bootstrap.servers"], target.named_servers)
-    check_target(plan, name, identity)
-    return plan
+    name = str(source) if isinstance(source, Path) else "plan"
+
+    def recorded_for_target(plan: Plan) -> None:
+        check_target(plan, name, identity)
+
+    # The target first: a plan made for another cluster is refused as that, not by a guard
+    # counted under this cluster's policy.
+    if isinstance(source, Path):
+        return load_plan_file(source, policy, target=recorded_for_target)
+    return reread(source, name, policy, recorded_for_target)
 
 
 class ObserveModeError(KquotaError):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
@@ -162,6 +162,10 @@ def _kind(value: object) -> str:
     return "an object"
 
 
+TargetCheck = Callable[[Plan], None]
+"""A check of a well-formed plan's recorded cluster; raises :class:`PlanFileError`."""
+
+
 class _Checker:
     """_Checker walks the parsed JSON, collecting problems as ``path: wrong; allowed: …``."""
 
@@ -239,15 +243,18 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def load_plan_file(path: Path, policy: Policy, *, review: bool = False) -> Plan:
+def load_plan_file(
+    path: Path, policy: Policy, *, review: bool = False, target: TargetCheck | None = None
+) -> Plan:
     """load_plan_file reads and checks a saved plan under ``policy`` (the one in force now).
 
     PlanFileError for every problem found, each naming the field and what is allowed.
     ``review`` (``kquota show``): a plan is read to be shown, not applied, so a null safety
     field (a fleet plan records no cluster id) is let through; :func:`unapplyable_because`
-    says what apply would refuse. Every other check is the same.
+    says what apply would refuse. Every other check is the same. ``target`` checks the plan's
+    recorded cluster before any guard is judged (:func:`parse_plan`).
     """
-    return parse_plan(read_plan_bytes(path), str(path), policy, review=review)
+    return parse_plan(read_plan_bytes(path), str(path), policy, review=review, target=target)
 
 
 def read_plan_bytes(path: Path) -> bytes:
@@ -260,9 +267,21 @@ def read_plan_bytes(path: Path) -> bytes:
         ) from None
 
 
-def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) -> Plan:
+def parse_plan(
+    data: bytes,
+    name: str,
+    policy: Policy,
+    *,
+    review: bool = False,
+    target: TargetCheck | None = None,
+) -> Plan:
     """parse_plan checks the bytes of a saved plan; ``name`` labels the problems (``review``:
-    as for :func:`load_plan_file`)."""
+    as for :func:`load_plan_file`).
+
+    ``target`` (apply: :func:`kquota.planfile.target.check_target` for the operator's target)
+    runs once the plan is well formed and before the guards are judged: a plan made for another
+    cluster is refused as that, not by a guard counted under the wrong cluster's policy.
+    """
     too_many = values_problem(data)
     if too_many is not None:
         raise PlanFileError(name, [too_many])
@@ -279,7 +298,7 @@ def parse_plan(data: bytes, name: str, policy: Policy, *, review: bool = False) 
     except RecursionError:
         raise PlanFileError(name, [f"JSON nested too deeply; allowed: {PLAN_HELP}"]) from None
     check = _Checker()
-    plan = _plan(doc, check, policy, review)
+    plan = _plan(doc, check, policy, review, target)
     if check.guard_trips and len(check.problems) == 1:  # a well-formed plan the guard holds
         raise GuardRefused(problem_lines(name, check.problems))
     if check.problems or plan is None:
@@ -300,16 +319,22 @@ def values_problem(data: bytes) -> str | None:
     )
 
 
-def reread(plan: Plan, name: str, policy: Policy) -> Plan:
+def reread(plan: Plan, name: str, policy: Policy, target: TargetCheck | None = None) -> Plan:
     """reread checks a plan held in memory exactly as a saved one: it is written to its JSON
     contract and read back by :func:`parse_plan`, so a program applies nothing the CLI would
     refuse to read (``name`` labels the problems)."""
     from kquota.render.json import render_plan
 
-    return parse_plan(render_plan(plan).encode(), name, policy)
+    return parse_plan(render_plan(plan).encode(), name, policy, target=target)
 
 
-def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) -> Plan | None:
+def _plan(
+    doc: object,
+    check: _Checker,
+    policy: Policy,
+    review: bool = False,
+    target: TargetCheck | None = None,
+) -> Plan | None:
     top = check.fields(doc, "", _TOP, _OPTIONAL_TOP)
     if top is None:
         return None
@@ -363,6 +388,8 @@ def _plan(doc: object, check: _Checker, policy: Policy, review: bool = False) ->
         kquota_version=meta["kquota_version"],
         created_at=meta["created_at"],
     )
+    if target is not None and not check.problems:
+        target(plan)
     if "impact" in top:
         plan = replace(plan, impact=_impact(top["impact"], check))
     if not policy.allow_oversubscription:
