@@ -63,12 +63,17 @@ def discover(
     desired_root: str | os.PathLike[str],
     snapshots_dir: str | os.PathLike[str],
     listing: Listing | None = None,
+    *,
+    folders: str = "desired-state",
+    expected: str = "ROOT/<cluster>/*.yaml",
 ) -> list[FleetCluster]:
-    """discover pairs every cluster folder of ``desired_root`` with its snapshot file."""
+    """discover pairs every cluster folder of ``desired_root`` with its snapshot file;
+    ``folders`` and ``expected`` name what the folders hold, for errors (a fleet's sample
+    folders pair with snapshots the same way)."""
     fs = listing or LocalListing()
     root, snaps = os.fspath(desired_root), os.fspath(snapshots_dir)
     if not fs.is_dir(root):
-        raise KquotaError(f"{root}: not a directory (expected ROOT/<cluster>/*.yaml)")
+        raise KquotaError(f"{root}: not a directory (expected {expected})")
     if not fs.is_dir(snaps):
         raise KquotaError(f"{snaps}: not a directory (expected <cluster>.json files)")
     names = sorted(n for n, is_dir in fs.entries(root) if is_dir and not n.startswith("."))
@@ -89,7 +94,7 @@ def discover(
         else:
             clusters.append(FleetCluster(name, fs.join(root, name), fs.join(snaps, found[0])))
     for stem in sorted(set(snapshots) - set(names)):
-        problems.append(f"snapshot {stem!r} has no desired-state folder {root}/{stem}/")
+        problems.append(f"snapshot {stem!r} has no {folders} folder {root}/{stem}/")
     if problems:
         raise KquotaError("the fleet layout is inconsistent:\n  " + "\n  ".join(problems))
     if not clusters:

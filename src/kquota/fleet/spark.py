@@ -34,6 +34,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from kquota.plan.policy import Policy
 from kquota.plan.rules import FACT_NAMES, RULES, Outcome
 from kquota.plan.types import IgnoreReason, Op, Plan
 from kquota.snapshot.rows import entity_of
+from kquota.usage.profile import Profiles
 
 _ERROR_KEY = "\x00error"
 _JOB_GROUPS = itertools.count(1)
@@ -191,6 +193,31 @@ class SparkEngine:
             found = discover(fs.qualify(desired_root), fs.qualify(snapshots_dir), fs)
         deadline.check()
         return found
+
+    def discover_usage(self, samples_root: str, snapshots_dir: str) -> list[FleetCluster]:
+        """discover_usage is :func:`kquota.fleet.usage.discover_usage` through Hadoop's file
+        systems."""
+        from kquota import deadline
+        from kquota.fleet.spark_fs import HadoopListing
+        from kquota.fleet.usage import discover_usage
+
+        with deadline.waiting_on("the Spark session to start"):
+            spark = self.session()
+        deadline.check()
+        fs = HadoopListing(spark)
+        with deadline.waiting_on(f"Hadoop to list {samples_root} and {snapshots_dir}"):
+            found = discover_usage(fs.qualify(samples_root), fs.qualify(snapshots_dir), fs)
+        deadline.check()
+        return found
+
+    def profile_fleet(
+        self, clusters: Sequence[FleetCluster], *, since_ms: int, extra: Sequence[Decimal] = ()
+    ) -> dict[str, Profiles]:
+        """profile_fleet profiles every cluster's samples (:mod:`kquota.fleet.spark_usage`)."""
+        from kquota.fleet.spark_usage import profile_fleet_spark
+
+        with self._job(f"the Spark job to profile the samples of {len(clusters)} clusters"):
+            return profile_fleet_spark(self.session(), clusters, since_ms=since_ms, extra=extra)
 
     @contextlib.contextmanager
     def _job(self, what: str) -> Iterator[None]:
