@@ -4,7 +4,9 @@
 ``<cluster>.jsonl`` or ``<cluster>.parquet`` its snapshot (the formats ``plan --snapshot`` reads,
 or the Parquet that ``kquota snapshot`` writes). A cluster with desired state but no snapshot,
 or the reverse, is an error: planning it against nothing would plan the creation (or, with
-prune, the removal) of everything.
+prune, the removal) of everything. A fleet's usage samples are laid out the same way:
+``SAMPLES/<cluster>/`` folders of sample files paired with the snapshots
+(:mod:`kquota.fleet.usage`).
 
 Locations are strings so that the Spark engine can list ``hdfs://`` or ``s3a://`` folders
 through Hadoop's file systems (:mod:`kquota.fleet.spark_fs`); the local engine lists the

@@ -61,7 +61,8 @@ def cluster_samples(
                 rate = levels[i] * rng.randrange(0, 8)  # few distinct values: ties
                 yield Sample(cluster, broker, user, client, PRODUCE_BYTE_RATE, ts, rate)
                 yield Sample(cluster, broker, user, client, FETCH_BYTE_RATE, ts, rate / 2)
-                throttle = float(rng.randrange(1, 40)) if i in throttled and minute % 7 == 0 else 0.0
+                held = i in throttled and minute % 7 == 0
+                throttle = float(rng.randrange(1, 40)) if held else 0.0
                 yield Sample(cluster, broker, user, client, PRODUCE_THROTTLE_TIME, ts, throttle)
                 if (minute + i) % 11 == 0:  # the same sample twice: kept once
                     yield Sample(cluster, broker, user, client, PRODUCE_BYTE_RATE, ts, rate)
