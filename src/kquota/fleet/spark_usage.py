@@ -100,10 +100,26 @@ def _sample_files(spark: Any, clusters: Sequence[FleetCluster]) -> tuple[list[st
 
 
 def profile_fleet_spark(
-    spark: Any, clusters: Sequence[FleetCluster], *, since_ms: int, extra: Sequence[Decimal] = ()
+    spark: Any,
+    clusters: Sequence[FleetCluster],
+    *,
+    since_ms: int,
+    extra: Sequence[Decimal] = (),
+    steps: list[tuple[str, float]] | None = None,
 ) -> dict[str, Profiles]:
-    """profile_fleet_spark profiles every cluster's samples in one Spark job."""
+    """profile_fleet_spark profiles every cluster's samples in one Spark job; ``steps``, when
+    given, gets each step's name and seconds (the benchmark's "where the time goes")."""
     import functools
+    import time
+
+    began = time.monotonic()
+
+    def step(name: str) -> None:
+        nonlocal began
+        if steps is not None:
+            now = time.monotonic()
+            steps.append((name, now - began))
+            began = now
 
     from pyspark import StorageLevel
     from pyspark.sql import Window
@@ -122,6 +138,7 @@ def profile_fleet_spark(
         ]
     )
     locations, times = _sample_files(spark, clusters)
+    step("list the sample files")
     sc = spark.sparkContext
     read = sc.binaryFiles(",".join(locations), len(locations)).flatMap(
         functools.partial(_file_rows, times)
@@ -136,7 +153,9 @@ def profile_fleet_spark(
     )
     try:
         _raise_file_errors(rows, F)
+        step("read and check the files (executors' Python), rows to Spark")
         _raise_conflicts(deduped, F)
+        step("one row per series and time, conflicts")
         rows.unpersist()
         brokers = deduped.groupBy("cluster", "broker").agg(
             F.max("timestamp_ms").alias("newest"), F.count(F.lit(1)).alias("read")
@@ -153,6 +172,7 @@ def profile_fleet_spark(
         ]
         if missing:
             raise KquotaError("\n".join(missing))
+        step("each cluster's newest sample, per broker")
         ends = {name: max(by_broker.values()) for name, by_broker in newest.items()}
         starts = spark.createDataFrame(
             [(name, end - since_ms) for name, end in sorted(ends.items())],
@@ -174,6 +194,7 @@ def profile_fleet_spark(
             )
             .collect()
         )
+        step("per series in the window: count, times, maximum")
         wanted = wanted_percentiles(extra)
         ranks = sorted(
             {(n, percentile_rank(p, n)) for n in {r["n"] for r in stats} for p in wanted}
@@ -188,6 +209,7 @@ def profile_fleet_spark(
             .select(*_SERIES, "rn", "value")
             .collect()
         )
+        step("percentiles: sort by value, row_number, the ranks joined")
     finally:
         rows.unpersist()
         deduped.unpersist()
@@ -223,6 +245,7 @@ def profile_fleet_spark(
             tuple(found),
             skew(newest[c.name]),
         )
+    step("the profiles built on the driver")
     return out
 
 
