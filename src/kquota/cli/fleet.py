@@ -1,4 +1,4 @@
-"""``kquota fleet``: plan, drift and resolve across many clusters, locally or on Spark."""
+"""``kquota fleet``: plan, drift, resolve and usage across many clusters, locally or on Spark."""
 
 from __future__ import annotations
 
@@ -228,7 +228,7 @@ def _fleet_options(f: F) -> F:
 
 @click.group("fleet", epilog=EXAMPLES["fleet"])
 def command() -> None:
-    """Plan, drift and resolve for a whole fleet of clusters in one job.
+    """Plan, drift, resolve and read usage for a whole fleet of clusters in one job.
 
     \b
     --timeout (default 1h) bounds the whole command: when it runs out, the local engine's

@@ -33,14 +33,18 @@ FLEET_FORMAT_VERSION = 1
 
 
 def open_engine(
-    engine: str, spark: SparkSettings | None = None, processes: int | None = 1
+    engine: str,
+    spark: SparkSettings | None = None,
+    processes: int | None = 1,
+    needs: tuple[str, ...] = (),
 ) -> FleetEngine:
-    """open_engine is the fleet engine named ``engine``: ``local`` or ``spark``."""
+    """open_engine is the fleet engine named ``engine``: ``local`` or ``spark`` (whose
+    executors get the ``needs`` packages too)."""
     if engine == "local":
         return LocalFleetEngine(processes)
     from kquota.fleet.spark import SparkEngine
 
-    return SparkEngine(spark)
+    return SparkEngine(spark, needs)
 
 
 def plan_fleet(

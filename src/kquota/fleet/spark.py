@@ -105,8 +105,10 @@ class SparkEngine:
 
     name = "spark"
 
-    def __init__(self, settings: SparkSettings | None = None) -> None:
+    def __init__(self, settings: SparkSettings | None = None, needs: tuple[str, ...] = ()) -> None:
         self.settings = settings or SparkSettings()
+        # Packages the executors need beyond the planner's (shipped with it, and probed).
+        self.needs = needs
         self._spark: Any = None
         self._archive_dir: tempfile.TemporaryDirectory[str] | None = None
 
@@ -136,7 +138,8 @@ class SparkEngine:
                 from kquota.fleet.spark_ship import build_archive, ship_settings
 
                 self._archive_dir = tempfile.TemporaryDirectory(prefix="kquota-ship-")
-                conf.update(ship_settings(build_archive(Path(self._archive_dir.name)), conf))
+                archive = build_archive(Path(self._archive_dir.name), self.needs)
+                conf.update(ship_settings(archive, conf))
             if "spark.pyspark.python" in conf:
                 # spark-submit turns this setting into PYSPARK_PYTHON, which is what PySpark
                 # reads; kquota is its own driver, so it does the same.
@@ -157,7 +160,7 @@ class SparkEngine:
                 from kquota.fleet.spark_ship import check_executors
 
                 try:
-                    check_executors(self._spark, ship)
+                    check_executors(self._spark, ship, self.needs)
                 except KquotaError:
                     self.stop()
                     raise

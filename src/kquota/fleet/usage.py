@@ -23,6 +23,9 @@ from kquota.errors import KquotaError
 from kquota.fleet.layout import FleetCluster, Listing, discover
 from kquota.usage.profile import Profiles, profile
 
+EXECUTOR_NEEDS = ("pyarrow",)
+"""What the Spark executors need besides the planner's: they read Parquet sample files with
+the local reader (pyarrow), so a bad row is refused in the same words."""
 SAMPLE_FOLDERS = "samples"
 SAMPLES_EXPECTED = "SAMPLES/<cluster>/ folders of sample files"
 

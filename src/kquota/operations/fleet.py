@@ -130,10 +130,11 @@ def fleet_usage(
     import posixpath
 
     from kquota.fleet.run import open_engine
+    from kquota.fleet.usage import EXECUTOR_NEEDS
     from kquota.snapshot.files import read_snapshot_any
     from kquota.usage.report import usage_report
 
-    with open_engine(run.engine, run.spark) as job:
+    with open_engine(run.engine, run.spark, needs=EXECUTOR_NEEDS) as job:
         clusters = job.discover_usage(run.samples_root, run.snapshots_dir)
         profiles = job.profile_fleet(clusters, since_ms=since_ms, extra=extra)
     deadline.check()
