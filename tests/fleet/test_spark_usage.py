@@ -106,3 +106,19 @@ def test_two_values_of_one_series_at_one_time_are_refused(
     values = sorted(tail.split(": ")[1].split("; ")[0].split(" and "), key=float)
     assert tail.split(": ")[0] == said.split(": two values", 1)[1].split(": ")[0]
     assert " and ".join(values) in said
+
+
+def test_a_sample_file_spark_would_pass_over_is_refused(
+    spark_engine: SparkEngine, tmp_path: Path
+) -> None:
+    # Hadoop's file input skips names starting with '_' or '.'; the local reader reads them.
+    write_usage_fleet(tmp_path / "samples", tmp_path / "snaps", clusters=1, minutes=1)
+    hidden = tmp_path / "samples" / "cluster-00" / "_late.jsonl"
+    hidden.write_text((tmp_path / "samples" / "cluster-00" / "broker-1.jsonl").read_text())
+    clusters = spark_engine.discover_usage(str(tmp_path / "samples"), str(tmp_path / "snaps"))
+    with pytest.raises(KquotaError) as e:
+        spark_engine.profile_fleet(clusters, since_ms=60_000)
+    assert str(e.value) == (
+        f"cluster cluster-00: {hidden}: a sample file named with a leading '_' or '.', which "
+        "Spark's file input passes over; allowed: rename it"
+    )

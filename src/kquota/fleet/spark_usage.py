@@ -75,7 +75,7 @@ def _sample_files(spark: Any, clusters: Sequence[FleetCluster]) -> tuple[list[st
     fs = HadoopListing(spark)
     locations: list[str] = []
     times: dict[Any, int] = {}
-    empty = []
+    problems = []
     for c in clusters:
         folder = fs.qualify(c.desired_dir)
         found = sorted(
@@ -84,7 +84,7 @@ def _sample_files(spark: Any, clusters: Sequence[FleetCluster]) -> tuple[list[st
             if PurePosixPath(name).suffix in SUFFIXES
         )
         if not found:
-            empty.append(
+            problems.append(
                 in_cluster(
                     c.name,
                     f"{display_name(folder)}: no sample file in this folder; allowed: files "
@@ -92,10 +92,21 @@ def _sample_files(spark: Any, clusters: Sequence[FleetCluster]) -> tuple[list[st
                 )
             )
         for name, ms in found:
+            if name.startswith(("_", ".")):
+                # Hadoop's input formats pass over such files without a word; the local
+                # reader reads them: refused, so the two engines never read different files.
+                problems.append(
+                    in_cluster(
+                        c.name,
+                        f"{display_name(fs.join(folder, name))}: a sample file named with a "
+                        "leading '_' or '.', which Spark's file input passes over; allowed: "
+                        "rename it",
+                    )
+                )
             locations.append(fs.join(folder, name))
             times[(posixpath.basename(folder), name)] = ms
-    if empty:
-        raise KquotaError("\n".join(empty))
+    if problems:
+        raise KquotaError("\n".join(problems))
     return locations, times
 
 
