@@ -145,3 +145,16 @@ def test_bad_flags_are_messages(
     code, _, err = run_kquota([*base, *out, *args], capsys)
     assert code != 0 and message in err and "Traceback" not in err
     assert not (fleet / "rec").exists()
+
+
+def test_a_bad_sample_file_is_a_message_and_nothing_is_written(
+    fleet: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(fleet)
+    (fleet / "samples" / "cluster-00" / "broker-1.jsonl").write_text('{"cluster": "x"}\n')
+    args = ["--samples", "samples", "--snapshots", "snaps", "--out", "out"]
+    code, out, err = run_kquota(["fleet", "usage", *args], capsys)
+    assert code == 1 and out == ""
+    assert "cluster cluster-00: samples/cluster-00/broker-1.jsonl:1: missing broker" in err
+    assert "Traceback" not in err
+    assert not (fleet / "out").exists()
