@@ -106,3 +106,21 @@ def test_executors_without_kquota_give_a_clear_error(
     assert "Install kquota into the executors' Python, or let kquota ship it" in run.stderr
     assert "Traceback" not in run.stderr and "Py4J" not in run.stderr
     assert not (fleet / "no-ship").exists()
+
+
+def test_cluster_fleet_usage_writes_what_the_local_engine_writes(
+    spark_cluster: SparkCluster, tmp_path: Path
+) -> None:
+    from kquota.fleet.synth_usage import write_usage_fleet
+
+    write_usage_fleet(tmp_path / "samples", tmp_path / "snapshots", clusters=2, minutes=30)
+    inputs = ["--samples", "samples", "--snapshots", "snapshots", "--since", "20m"]
+    local = _kquota(tmp_path, "fleet", "usage", *inputs, "--out", "usage-local")
+    spark = _kquota(
+        tmp_path, "fleet", "usage", *inputs, "--out", "usage-spark", *_on_cluster(spark_cluster)
+    )
+    assert (local.returncode, spark.returncode) == (0, 0), spark.stderr[-3000:]
+    local_files = _files(tmp_path / "usage-local")
+    assert len(local_files) == 5  # 2 clusters' .json and .md, and the summary
+    assert _files(tmp_path / "usage-spark") == local_files
+    assert "Traceback" not in spark.stderr

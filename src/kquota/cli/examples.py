@@ -88,6 +88,14 @@ EXAMPLES: dict[str, str] = {
         "kquota history --cluster prod --entity user=alice --format json",
         "kquota history --cluster prod --format markdown > history.md",
     ),
+    "fleet usage": _epilog(
+        "kquota fleet usage --samples samples/ --snapshots snapshots/ --out out/",
+        "kquota fleet usage --samples samples/ --snapshots snapshots/ --out out/ --engine spark",
+    ),
+    "fleet recommend": _epilog(
+        "kquota fleet recommend --samples samples/ --snapshots snapshots/ --out out/ --since 30d",
+        "kquota plan desired/prod/ out/prod.recommend.yaml --snapshot snapshots/prod.json",
+    ),
     "fleet resolve": _epilog(
         "kquota fleet resolve --desired desired/ --snapshots snapshots/ "
         "--principals principals.csv --out out/",

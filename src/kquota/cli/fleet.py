@@ -1,4 +1,4 @@
-"""``kquota fleet``: plan, drift and resolve across many clusters, locally or on Spark."""
+"""``kquota fleet``: plan, drift, resolve and usage across many clusters, locally or on Spark."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import click
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ImpactArgs, ProtectArgs, impact_options, protect_options
 from kquota.cli.option_group import option_group
+from kquota.cli.recommend import sizing_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.plan.policy import Policy
@@ -22,7 +23,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from kquota.fleet.spark import SparkSettings
-    from kquota.operations.fleet import FleetRun
+    from kquota.operations.fleet import FleetRun, FleetUsageRun
     from kquota.plan.types import Plan
 
 _engine = click.option(
@@ -117,31 +118,105 @@ class FleetFlags:
     def _refuse_out_onto_inputs(self) -> None:
         """--out must not be an input folder: result files in --snapshots would be read as
         snapshots of clusters named ``<cluster>.plan`` by the next run."""
-        for label, given in (("--snapshots", self.snapshots_dir), ("--desired", self.desired_root)):
-            if "://" in given:
-                continue  # a Hadoop location: not this machine's folder
-            try:
-                same = self.out.exists() and self.out.samefile(given)
-            except OSError:
-                same = False
-            if same:
-                raise UsageError(
-                    f"--out {self.out} is the {label} folder; an output never goes into an "
-                    "input: choose another --out"
-                )
+        _refuse_out_onto(
+            self.out, (("--snapshots", self.snapshots_dir), ("--desired", self.desired_root))
+        )
 
     def _spark(self) -> SparkSettings:
-        from kquota.fleet.spark import SparkSettings
+        return _spark_settings(self.master, self.driver_memory, self.conf, self.ship)
 
-        pairs = []
-        for item in self.conf:
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--conf")
-            pairs.append((key.strip(), value))
-        return SparkSettings(
-            master=self.master, driver_memory=self.driver_memory, conf=tuple(pairs), ship=self.ship
+
+def _refuse_out_onto(out: Path, inputs: tuple[tuple[str, str], ...]) -> None:
+    for label, given in inputs:
+        if "://" in given:
+            continue  # a Hadoop location: not this machine's folder
+        try:
+            same = out.exists() and out.samefile(given)
+        except OSError:
+            same = False
+        if same:
+            raise UsageError(
+                f"--out {out} is the {label} folder; an output never goes into an "
+                "input: choose another --out"
+            )
+
+
+def _spark_settings(
+    master: str, driver_memory: str, conf: tuple[str, ...], ship: bool | None
+) -> SparkSettings:
+    from kquota.fleet.spark import SparkSettings
+
+    pairs = []
+    for item in conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--conf")
+        pairs.append((key.strip(), value))
+    return SparkSettings(master=master, driver_memory=driver_memory, conf=tuple(pairs), ship=ship)
+
+
+_samples = click.option(
+    "--samples",
+    "samples_root",
+    required=True,
+    help="Sample root: one folder per cluster (SAMPLES/<cluster>/ of .jsonl, .parquet or .prom "
+    "files, docs/usage.md); with --engine spark any Hadoop location (file://, hdfs://, s3a://).",
+)
+_usage_snapshots = click.option(
+    "--snapshots",
+    "snapshots_dir",
+    required=True,
+    help="One snapshot per cluster, its effective quotas: <cluster>.json, .jsonl or .parquet "
+    "(a local folder).",
+)
+
+
+@dataclass(frozen=True)
+class FleetUsageFlags:
+    """FleetUsageFlags is the inputs, output and engine flags of fleet usage and recommend."""
+
+    samples_root: str
+    snapshots_dir: str
+    out: Path
+    engine: str
+    master: str
+    driver_memory: str
+    conf: tuple[str, ...]
+    ship: bool | None
+    since: str
+
+    def run(self) -> FleetUsageRun:
+        """run is how the operations read the fleet's samples (Spark settings checked here)."""
+        from kquota.operations.fleet import FleetUsageRun
+
+        _refuse_out_onto(
+            self.out, (("--snapshots", self.snapshots_dir), ("--samples", self.samples_root))
         )
+        spark = _spark_settings(self.master, self.driver_memory, self.conf, self.ship)
+        return FleetUsageRun(self.samples_root, self.snapshots_dir, self.engine, spark)
+
+    def since_ms(self) -> int:
+        from kquota.cli.usage import since_ms
+
+        return since_ms(self.since)
+
+
+def _fleet_usage_options(f: F) -> F:
+    """_fleet_usage_options adds the flags of :class:`FleetUsageFlags` and ``--timeout``."""
+    from kquota.cli.usage import since_option
+
+    options = (
+        _samples,
+        _usage_snapshots,
+        _out,
+        since_option,
+        _engine,
+        _master,
+        _driver_memory,
+        _conf,
+        _ship,
+    )
+    return option_group("fleet", FleetUsageFlags, (*options, timeout_option("fleet")))(f)
 
 
 def _fleet_options(f: F) -> F:
@@ -153,7 +228,7 @@ def _fleet_options(f: F) -> F:
 
 @click.group("fleet", epilog=EXAMPLES["fleet"])
 def command() -> None:
-    """Plan, drift and resolve for a whole fleet of clusters in one job.
+    """Plan, drift, resolve and read usage for a whole fleet of clusters in one job.
 
     \b
     --timeout (default 1h) bounds the whole command: when it runs out, the local engine's
@@ -293,6 +368,83 @@ def resolve_cmd(fleet: FleetFlags, principals: Path, source: str) -> None:
         f"resolved {len(pairs)} principals on {clusters} clusters with the {fleet.engine} engine "
         f"in {time.monotonic() - began:.1f}s; files in {fleet.out}"
     )
+
+
+@command.command("usage", epilog=EXAMPLES["fleet usage"])
+@_fleet_usage_options
+def usage_cmd(fleet: FleetUsageFlags) -> None:
+    """Write OUT/<cluster>.usage.json and .usage.md for every cluster, and OUT/fleet-usage.json.
+
+    Each cluster's samples (SAMPLES/<cluster>/) profiled over the window, joined with the
+    effective quotas of its snapshot: the files kquota usage --format json and --format
+    markdown print, identical on both engines."""
+    from kquota.deadline import check
+    from kquota.operations.fleet import fleet_usage, write_fleet_usage
+
+    window = fleet.since_ms()
+    run = fleet.run()
+    began = time.monotonic()
+    reports = fleet_usage(run, since_ms=window)
+    check()  # nothing is written once the deadline has run out
+    click.echo(
+        f"profiled {len(reports)} clusters with the {fleet.engine} engine in "
+        f"{time.monotonic() - began:.1f}s",
+        err=True,
+    )
+    summary = write_fleet_usage({name: r for name, (r, _) in reports.items()}, fleet.out)
+    t = summary["totals"]
+    click.echo(
+        f"{t['clusters']} clusters, {t['samples']} samples in the window, {t['series']} series, "
+        f"{t['censored']} throttled (censored), {t['unmatched_quotas']} quotas that matched no "
+        f"traffic; reports in {fleet.out}"
+    )
+
+
+@command.command("recommend", epilog=EXAMPLES["fleet recommend"])
+@_fleet_usage_options
+@sizing_options
+def recommend_cmd(
+    fleet: FleetUsageFlags,
+    percentile: str,
+    headroom: float,
+    min_window: str,
+    keys: str,
+    protect: tuple[str, ...],
+) -> None:
+    """Write OUT/<cluster>.recommend.yaml (an overlay) and .recommend.json for every cluster.
+
+    The proposals of kquota recommend for each cluster; review one with kquota plan
+    QUOTAS/ OUT/<cluster>.recommend.yaml. A fleet declares no capacity: proposals are not
+    summed against one, and only --protect principals are protected."""
+    from kquota.cli.impact_options import parse_protect
+    from kquota.cli.recommend import sizing
+    from kquota.deadline import check
+    from kquota.errors import KquotaError
+    from kquota.operations.fleet import fleet_recommend, write_fleet_recommendations
+
+    options = sizing(percentile, headroom, min_window, keys)
+    matches = tuple(parse_protect(p) for p in protect)
+    window = fleet.since_ms()
+    run = fleet.run()
+    began = time.monotonic()
+    found = fleet_recommend(run, since_ms=window, options=options, protect=matches)
+    check()  # nothing is written once the deadline has run out
+    click.echo(
+        f"profiled {len(found)} clusters with the {fleet.engine} engine in "
+        f"{time.monotonic() - began:.1f}s",
+        err=True,
+    )
+    summary = write_fleet_recommendations(found, fleet.out)
+    t = summary["totals"]
+    click.echo(f"{t['clusters']} clusters, {t['proposals']} proposals; overlays in {fleet.out}")
+    if t["left_out"]:
+        for row in summary["clusters"]:
+            for line in row["left_out"]:
+                click.echo(f"warning: cluster {row['cluster']}: not in the patch: {line}", err=True)
+        raise KquotaError(
+            f"{t['left_out']} proposal(s) left out of the patches: desired state cannot "
+            "declare them (see the warnings above)"
+        )
 
 
 def _add_apply() -> None:

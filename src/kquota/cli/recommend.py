@@ -8,7 +8,9 @@ applied: ``kquota plan QUOTAS/ PATCH`` is the review.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -22,44 +24,71 @@ from kquota.errors import KquotaError, UsageError
 from kquota.operations.usage import UsageSource
 from kquota.usage.recommend import DEFAULT_KEYS, RecommendOptions
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+_SIZING = (
+    click.option(
+        "--percentile",
+        metavar="P",
+        default="99",
+        show_default=True,
+        help="The per-broker percentile of each principal's rate that is sized (nearest-rank).",
+    ),
+    click.option(
+        "--headroom",
+        type=click.FloatRange(min=1.0, max=100.0),
+        default=1.5,
+        show_default=True,
+        help="Multiplier on the percentile (at least 1).",
+    ),
+    click.option(
+        "--min-window",
+        metavar="WINDOW",
+        default="7d",
+        show_default=True,
+        help="A principal observed for less than this gets no proposal (7d, 12h).",
+    ),
+    click.option(
+        "--keys",
+        metavar="KEY,...",
+        default=",".join(DEFAULT_KEYS),
+        show_default=True,
+        help="The quota keys to size, comma-separated.",
+    ),
+    click.option(
+        "--protect",
+        multiple=True,
+        metavar="TYPE=NAME",
+        help="Protected principals besides the policy's (repeatable; globs): never lowered.",
+    ),
+)
+
+
+def sizing_options(f: F) -> F:
+    """sizing_options adds --percentile, --headroom, --min-window, --keys and --protect (the
+    sizing flags of recommend and fleet recommend)."""
+    for option in reversed(_SIZING):
+        f = option(f)
+    return f
+
+
+def sizing(percentile: str, headroom: float, min_window: str, keys: str) -> RecommendOptions:
+    """sizing is the recommendation options the sizing flags give."""
+    from kquota.usage.profile import parse_percentile
+
+    return RecommendOptions(
+        percentile=parse_percentile(percentile),
+        headroom=headroom,
+        min_window_ms=_window(min_window),
+        keys=_keys(keys),
+    )
+
 
 @click.command("recommend", epilog=EXAMPLES["recommend"])
 @usage_source_options
 @targeting_options
-@click.option(
-    "--percentile",
-    metavar="P",
-    default="99",
-    show_default=True,
-    help="The per-broker percentile of each principal's rate that is sized (nearest-rank).",
-)
-@click.option(
-    "--headroom",
-    type=click.FloatRange(min=1.0, max=100.0),
-    default=1.5,
-    show_default=True,
-    help="Multiplier on the percentile (at least 1).",
-)
-@click.option(
-    "--min-window",
-    metavar="WINDOW",
-    default="7d",
-    show_default=True,
-    help="A principal observed for less than this gets no proposal (7d, 12h).",
-)
-@click.option(
-    "--keys",
-    metavar="KEY,...",
-    default=",".join(DEFAULT_KEYS),
-    show_default=True,
-    help="The quota keys to size, comma-separated.",
-)
-@click.option(
-    "--protect",
-    multiple=True,
-    metavar="TYPE=NAME",
-    help="Protected principals besides the policy's (repeatable; globs): never lowered.",
-)
+@sizing_options
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -82,14 +111,7 @@ def command(
     fmt: str,
 ) -> None:
     """Propose quotas from observed usage, as desired state for kquota plan to review."""
-    from kquota.usage.profile import parse_percentile
-
-    options = RecommendOptions(
-        percentile=parse_percentile(percentile),
-        headroom=headroom,
-        min_window_ms=_window(min_window),
-        keys=_keys(keys),
-    )
+    options = sizing(percentile, headroom, min_window, keys)
     window = since_ms(since)
     matches = tuple(parse_protect(p) for p in protect)
     source.check()

@@ -55,13 +55,16 @@ def usage_source_options(f: F) -> F:
         ),
     ]
     with_source = option_group("source", UsageSource, options)(f)
-    return click.option(
-        "--since",
-        metavar="WINDOW",
-        default="7d",
-        show_default=True,
-        help="The window: this long back from the newest sample (7d, 12h, 90m).",
-    )(with_source)
+    return since_option(with_source)
+
+
+since_option = click.option(
+    "--since",
+    metavar="WINDOW",
+    default="7d",
+    show_default=True,
+    help="The window: this long back from the newest sample (7d, 12h, 90m).",
+)
 
 
 def since_ms(text: str) -> int:

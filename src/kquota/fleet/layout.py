@@ -4,7 +4,9 @@
 ``<cluster>.jsonl`` or ``<cluster>.parquet`` its snapshot (the formats ``plan --snapshot`` reads,
 or the Parquet that ``kquota snapshot`` writes). A cluster with desired state but no snapshot,
 or the reverse, is an error: planning it against nothing would plan the creation (or, with
-prune, the removal) of everything.
+prune, the removal) of everything. A fleet's usage samples are laid out the same way:
+``SAMPLES/<cluster>/`` folders of sample files paired with the snapshots
+(:mod:`kquota.fleet.usage`).
 
 Locations are strings so that the Spark engine can list ``hdfs://`` or ``s3a://`` folders
 through Hadoop's file systems (:mod:`kquota.fleet.spark_fs`); the local engine lists the
@@ -63,12 +65,17 @@ def discover(
     desired_root: str | os.PathLike[str],
     snapshots_dir: str | os.PathLike[str],
     listing: Listing | None = None,
+    *,
+    folders: str = "desired-state",
+    expected: str = "ROOT/<cluster>/*.yaml",
 ) -> list[FleetCluster]:
-    """discover pairs every cluster folder of ``desired_root`` with its snapshot file."""
+    """discover pairs every cluster folder of ``desired_root`` with its snapshot file;
+    ``folders`` and ``expected`` name what the folders hold, for errors (a fleet's sample
+    folders pair with snapshots the same way)."""
     fs = listing or LocalListing()
     root, snaps = os.fspath(desired_root), os.fspath(snapshots_dir)
     if not fs.is_dir(root):
-        raise KquotaError(f"{root}: not a directory (expected ROOT/<cluster>/*.yaml)")
+        raise KquotaError(f"{root}: not a directory (expected {expected})")
     if not fs.is_dir(snaps):
         raise KquotaError(f"{snaps}: not a directory (expected <cluster>.json files)")
     names = sorted(n for n, is_dir in fs.entries(root) if is_dir and not n.startswith("."))
@@ -89,7 +96,7 @@ def discover(
         else:
             clusters.append(FleetCluster(name, fs.join(root, name), fs.join(snaps, found[0])))
     for stem in sorted(set(snapshots) - set(names)):
-        problems.append(f"snapshot {stem!r} has no desired-state folder {root}/{stem}/")
+        problems.append(f"snapshot {stem!r} has no {folders} folder {root}/{stem}/")
     if problems:
         raise KquotaError("the fleet layout is inconsistent:\n  " + "\n  ".join(problems))
     if not clusters:

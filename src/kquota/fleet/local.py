@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 
 from kquota import deadline
@@ -19,6 +20,7 @@ from kquota.plan.planner import plan as local_plan
 from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
 from kquota.snapshot.files import read_snapshot_any
+from kquota.usage.profile import Profiles
 
 # Fork is cheapest where it exists (the parent has imported the planner already).
 _START = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -158,3 +160,18 @@ class LocalFleetEngine:
                     )
                     results[c.name] = resolve_local(state, principals)
         return results
+
+    def discover_usage(self, samples_root: str, snapshots_dir: str) -> list[FleetCluster]:
+        """discover_usage lists the fleet's sample folders on the local file system."""
+        from kquota.fleet.usage import discover_usage
+
+        return discover_usage(samples_root, snapshots_dir)
+
+    def profile_fleet(
+        self, clusters: Sequence[FleetCluster], *, since_ms: int, extra: Sequence[Decimal] = ()
+    ) -> dict[str, Profiles]:
+        """profile_fleet profiles cluster by cluster in this process (one cluster's samples
+        in memory at a time)."""
+        from kquota.fleet.usage import profile_fleet_local
+
+        return profile_fleet_local(clusters, since_ms=since_ms, extra=extra)

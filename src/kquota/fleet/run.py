@@ -26,19 +26,25 @@ from kquota.render.json import render_plan
 
 if TYPE_CHECKING:
     from kquota.fleet.spark import SparkSettings
+    from kquota.operations.recommend import Recommended
+    from kquota.usage.report import UsageReport
 
 FLEET_FORMAT_VERSION = 1
 
 
 def open_engine(
-    engine: str, spark: SparkSettings | None = None, processes: int | None = 1
+    engine: str,
+    spark: SparkSettings | None = None,
+    processes: int | None = 1,
+    needs: tuple[str, ...] = (),
 ) -> FleetEngine:
-    """open_engine is the fleet engine named ``engine``: ``local`` or ``spark``."""
+    """open_engine is the fleet engine named ``engine``: ``local`` or ``spark`` (whose
+    executors get the ``needs`` packages too)."""
     if engine == "local":
         return LocalFleetEngine(processes)
     from kquota.fleet.spark import SparkEngine
 
-    return SparkEngine(spark)
+    return SparkEngine(spark, needs)
 
 
 def plan_fleet(
@@ -131,4 +137,83 @@ def write_drift(
     )
     when = time.time() if timestamp is None else timestamp
     (out / "fleet-drift.prom").write_text(render_prometheus(reports, when))
+    return summary
+
+
+def write_usage(reports: dict[str, UsageReport], out: Path) -> dict[str, Any]:
+    """write_usage writes each cluster's report as ``usage --format json`` and ``--format
+    markdown`` print it (``<cluster>.usage.json``, ``.usage.md``) and ``fleet-usage.json``;
+    returns the summary."""
+    import orjson
+
+    from kquota.render.usage import render_usage_markdown
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    for name in sorted(reports):
+        report = reports[name]
+        data = report.to_data()
+        (out / f"{name}.usage.json").write_text(
+            orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+        )
+        (out / f"{name}.usage.md").write_text(render_usage_markdown(report), encoding="utf-8")
+        rows.append(
+            {
+                "cluster": name,
+                "samples": data["samples"],
+                "series": data["series"],
+                "principals": data["principals"],
+                "censored": sum(1 for u in report.uses if u.censored),
+                "unmatched_quotas": len(report.unmatched),
+                "warnings": len(report.warnings),
+            }
+        )
+    summary = {
+        "format_version": FLEET_FORMAT_VERSION,
+        "clusters": rows,
+        "totals": {
+            "clusters": len(rows),
+            "samples": sum(r["samples"] for r in rows),
+            "series": sum(r["series"] for r in rows),
+            "censored": sum(r["censored"] for r in rows),
+            "unmatched_quotas": sum(r["unmatched_quotas"] for r in rows),
+        },
+    }
+    (out / "fleet-usage.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def write_recommendations(found: dict[str, Recommended], out: Path) -> dict[str, Any]:
+    """write_recommendations writes each cluster's overlay (``<cluster>.recommend.yaml``, for
+    ``kquota plan QUOTAS/ OVERLAY``), its proposals as ``recommend --format json`` prints
+    them (``<cluster>.recommend.json``) and ``fleet-recommend.json``; returns the summary."""
+    import orjson
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    for name in sorted(found):
+        rec = found[name].recommendation
+        (out / f"{name}.recommend.yaml").write_text(found[name].text, encoding="utf-8")
+        (out / f"{name}.recommend.json").write_text(
+            orjson.dumps(rec.to_data(), option=orjson.OPT_INDENT_2).decode() + "\n"
+        )
+        rows.append(
+            {
+                "cluster": name,
+                "proposals": len(rec.proposals),
+                "skipped": len(rec.skipped),
+                "entities_patched": len(rec.patch),
+                "left_out": list(found[name].left_out),
+            }
+        )
+    summary = {
+        "format_version": FLEET_FORMAT_VERSION,
+        "clusters": rows,
+        "totals": {
+            "clusters": len(rows),
+            "proposals": sum(r["proposals"] for r in rows),
+            "left_out": sum(len(r["left_out"]) for r in rows),
+        },
+    }
+    (out / "fleet-recommend.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

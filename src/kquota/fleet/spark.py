@@ -34,6 +34,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from kquota.plan.policy import Policy
 from kquota.plan.rules import FACT_NAMES, RULES, Outcome
 from kquota.plan.types import IgnoreReason, Op, Plan
 from kquota.snapshot.rows import entity_of
+from kquota.usage.profile import Profiles
 
 _ERROR_KEY = "\x00error"
 _JOB_GROUPS = itertools.count(1)
@@ -103,8 +105,10 @@ class SparkEngine:
 
     name = "spark"
 
-    def __init__(self, settings: SparkSettings | None = None) -> None:
+    def __init__(self, settings: SparkSettings | None = None, needs: tuple[str, ...] = ()) -> None:
         self.settings = settings or SparkSettings()
+        # Packages the executors need beyond the planner's (shipped with it, and probed).
+        self.needs = needs
         self._spark: Any = None
         self._archive_dir: tempfile.TemporaryDirectory[str] | None = None
 
@@ -134,7 +138,8 @@ class SparkEngine:
                 from kquota.fleet.spark_ship import build_archive, ship_settings
 
                 self._archive_dir = tempfile.TemporaryDirectory(prefix="kquota-ship-")
-                conf.update(ship_settings(build_archive(Path(self._archive_dir.name)), conf))
+                archive = build_archive(Path(self._archive_dir.name), self.needs)
+                conf.update(ship_settings(archive, conf))
             if "spark.pyspark.python" in conf:
                 # spark-submit turns this setting into PYSPARK_PYTHON, which is what PySpark
                 # reads; kquota is its own driver, so it does the same.
@@ -155,7 +160,7 @@ class SparkEngine:
                 from kquota.fleet.spark_ship import check_executors
 
                 try:
-                    check_executors(self._spark, ship)
+                    check_executors(self._spark, ship, self.needs)
                 except KquotaError:
                     self.stop()
                     raise
@@ -191,6 +196,31 @@ class SparkEngine:
             found = discover(fs.qualify(desired_root), fs.qualify(snapshots_dir), fs)
         deadline.check()
         return found
+
+    def discover_usage(self, samples_root: str, snapshots_dir: str) -> list[FleetCluster]:
+        """discover_usage is :func:`kquota.fleet.usage.discover_usage` through Hadoop's file
+        systems."""
+        from kquota import deadline
+        from kquota.fleet.spark_fs import HadoopListing
+        from kquota.fleet.usage import discover_usage
+
+        with deadline.waiting_on("the Spark session to start"):
+            spark = self.session()
+        deadline.check()
+        fs = HadoopListing(spark)
+        with deadline.waiting_on(f"Hadoop to list {samples_root} and {snapshots_dir}"):
+            found = discover_usage(fs.qualify(samples_root), fs.qualify(snapshots_dir), fs)
+        deadline.check()
+        return found
+
+    def profile_fleet(
+        self, clusters: Sequence[FleetCluster], *, since_ms: int, extra: Sequence[Decimal] = ()
+    ) -> dict[str, Profiles]:
+        """profile_fleet profiles every cluster's samples (:mod:`kquota.fleet.spark_usage`)."""
+        from kquota.fleet.spark_usage import profile_fleet_spark
+
+        with self._job(f"the Spark job to profile the samples of {len(clusters)} clusters"):
+            return profile_fleet_spark(self.session(), clusters, since_ms=since_ms, extra=extra)
 
     @contextlib.contextmanager
     def _job(self, what: str) -> Iterator[None]:

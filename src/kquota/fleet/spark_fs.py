@@ -60,6 +60,16 @@ class HadoopListing:
     def join(self, folder: str, name: str) -> str:
         return posixpath.join(folder, name)
 
+    def files_modified(self, folder: str) -> list[tuple[str, int]]:
+        """files_modified gives ``(name, modification time in ms)`` for each file of
+        ``folder`` (not its folders)."""
+        fs, path = self._fs_path(folder)
+        return [
+            (str(s.getPath().getName()), int(s.getModificationTime()))
+            for s in fs.listStatus(path)
+            if not s.isDirectory()
+        ]
+
     def yaml_files(self, folder: str) -> list[str]:
         """yaml_files lists ``*.yaml``/``*.yml`` under ``folder`` as the local loader orders them.
 

@@ -60,12 +60,13 @@ def _skip_cache(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     return None if "__pycache__" in info.name.split("/") else info
 
 
-def build_archive(folder: Path) -> Path:
-    """build_archive packs :data:`EXECUTOR_PACKAGES` from this Python into ``folder``."""
+def build_archive(folder: Path, extra: tuple[str, ...] = ()) -> Path:
+    """build_archive packs :data:`EXECUTOR_PACKAGES` and ``extra`` packages from this Python
+    into ``folder``."""
     tag = f"py{sys.version_info.major}{sys.version_info.minor}"
     path = folder / f"kquota-executor-{tag}.tar.gz"
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for name in EXECUTOR_PACKAGES:
+        for name in (*EXECUTOR_PACKAGES, *extra):
             source = _source_of(name)
             tar.add(source, arcname=source.name, filter=_skip_cache)
     return path
@@ -106,11 +107,12 @@ def _make_probe(modules: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
     return probe
 
 
-def check_executors(spark: Any, shipped: bool) -> None:
-    """check_executors imports what kquota needs on the executors; raises what is missing."""
+def check_executors(spark: Any, shipped: bool, extra: tuple[str, ...] = ()) -> None:
+    """check_executors imports what kquota needs on the executors (and the ``extra``
+    modules); raises what is missing."""
     sc = spark.sparkContext
     slices = max(1, int(sc.defaultParallelism))
-    probe = _make_probe(EXECUTOR_ENTRY_MODULES)
+    probe = _make_probe((*EXECUTOR_ENTRY_MODULES, *extra))
     # A failing probe is reported below in one line; Spark's own log of it is a stack trace.
     sc.setLogLevel("OFF")
     try:

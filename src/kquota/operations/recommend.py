@@ -57,6 +57,12 @@ def recommend_quotas(
     found = recommend(
         report, state, options, protected=protected, capacity=lambda key: by_key.get(key)
     )
+    return as_overlay(found)
+
+
+def as_overlay(found: Recommendation) -> Recommended:
+    """as_overlay is the recommendation with its patch as a ``ClientQuotasOverlay``."""
+    report, options = found.report, found.options
     p = report.profiles
     header = (
         f"Recommended by kquota from the usage of cluster {p.cluster} ({report.source}):\n"

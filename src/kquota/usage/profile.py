@@ -177,7 +177,9 @@ def profile(
         if one.times and s.timestamp_ms <= one.times[-1]:
             if s.timestamp_ms == one.times[-1]:
                 if s.value != one.values[-1]:
-                    raise SampleError(_conflict(where(), key, s.timestamp_ms, one.values[-1], s))
+                    raise SampleError(
+                        conflict_message(where(), key, s.timestamp_ms, one.values[-1], s)
+                    )
                 continue  # the same sample twice: kept once
             one.ordered = False
         one.times.append(s.timestamp_ms)
@@ -190,7 +192,7 @@ def profile(
         raise SampleError("no samples read: the window is empty")
     end = max(one.times[-1] for one in series.values())
     start = end - since_ms
-    wanted = tuple(sorted(set(REPORTED_PERCENTILES) | set(extra)))
+    wanted = wanted_percentiles(extra)
     out: list[SeriesProfile] = []
     in_window = 0
     for key, one in series.items():
@@ -211,8 +213,21 @@ def profile(
                 above_zero=len(values) - _first_after(values, 0.0),
             )
         )
-    out.sort(key=lambda p: (p.user or "", p.client_id or "", p.broker, p.metric))
-    return Profiles(cluster, since_ms, start, end, in_window, read, tuple(out), _skew(series, end))
+    out.sort(key=series_order)
+    newest: dict[str, int] = {}
+    for (broker, *_), one in series.items():
+        newest[broker] = max(newest.get(broker, one.times[-1]), one.times[-1])
+    return Profiles(cluster, since_ms, start, end, in_window, read, tuple(out), skew(newest))
+
+
+def wanted_percentiles(extra: Sequence[Decimal] = ()) -> tuple[Decimal, ...]:
+    """wanted_percentiles are the reported percentiles and ``extra``, ascending, each once."""
+    return tuple(sorted(set(REPORTED_PERCENTILES) | set(extra)))
+
+
+def series_order(p: SeriesProfile) -> tuple[str, str, str, str]:
+    """series_order is the order of :attr:`Profiles.series`: principal, broker, metric."""
+    return (p.user or "", p.client_id or "", p.broker, p.metric)
 
 
 def _first_after(ordered: Sequence[float], bound: float) -> int:
@@ -227,7 +242,7 @@ def _sort(key: SeriesKey, one: _Series) -> int:
         t, v = one.times[i], one.values[i]
         if times and t == times[-1]:
             if v != values[-1]:
-                raise SampleError(_conflict("the samples", key, t, values[-1], None, v))
+                raise SampleError(conflict_message("the samples", key, t, values[-1], None, v))
             continue
         times.append(t)
         values.append(v)
@@ -236,9 +251,11 @@ def _sort(key: SeriesKey, one: _Series) -> int:
     return dropped
 
 
-def _conflict(
+def conflict_message(
     at: str, key: SeriesKey, ts: int, first: float, s: Sample | None, value: float = 0.0
 ) -> str:
+    """conflict_message says two values of one series at one time (``s``'s, else ``value``,
+    the second)."""
     from kquota.display import display_name
 
     broker, user, client, metric = key
@@ -252,10 +269,9 @@ def _conflict(
     )
 
 
-def _skew(series: dict[SeriesKey, _Series], end: int) -> tuple[str, ...]:
-    newest: dict[str, int] = {}
-    for (broker, *_), one in series.items():
-        newest[broker] = max(newest.get(broker, one.times[-1]), one.times[-1])
+def skew(newest: dict[str, int]) -> tuple[str, ...]:
+    """skew warns of each broker whose newest sample (``newest``: broker -> ms) is more than
+    :data:`SKEW_MS` from the other brokers' median."""
     if len(newest) < 2:
         return ()
     ordered = sorted(newest.values())

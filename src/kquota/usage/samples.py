@@ -28,13 +28,14 @@ read as streams, a line (a batch) at a time: the rows are never all held here.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import orjson
@@ -128,6 +129,34 @@ class SampleFiles:
                     mtime_ms = int(os.fstat(f.fileno()).st_mtime * 1000)
                     yield from self._exposition(path, f, mtime_ms)
 
+    def read_bytes(self, path: PurePath, data: bytes, mtime_ms: int) -> Iterator[Sample]:
+        """read_bytes reads one sample file's contents as :meth:`__iter__` reads the file
+        ``path`` (named in errors, its suffix the kind; ``mtime_ms`` its modification time):
+        the Spark engine reads files it got from Hadoop's file systems through here."""
+        if len(data) > self.max_file_bytes:
+            raise SampleFileError(
+                f"{path}: cannot read sample file: file too large ({len(data)} bytes; the limit "
+                f"is {self.max_file_bytes} bytes); allowed: smaller files (split it by time)"
+            )
+        if path.suffix in PARQUET_SUFFIXES:
+            from kquota.snapshot.parquet import _pyarrow
+
+            _, pq = _pyarrow()
+            try:
+                pf = pq.ParquetFile(io.BytesIO(data))
+            except (OSError, ValueError) as e:
+                raise SampleFileError(f"{path}: not a Parquet sample file: {e}") from None
+            yield from self._parquet_rows(path, pf)
+        elif path.suffix in JSONL_SUFFIXES:
+            yield from self._jsonl(path, io.BytesIO(data))
+        elif path.suffix in EXPOSITION_SUFFIXES:
+            yield from self._exposition(path, io.BytesIO(data), mtime_ms)
+        else:
+            raise SampleFileError(
+                f"{path}: not a sample file by its name; allowed: *{', *'.join(SUFFIXES)} "
+                "(JSON Lines, Parquet, Prometheus text exposition)"
+            )
+
     def _fast(self, row: object) -> Sample | None:
         """_fast is the sample of a row as kquota writes it (strings, an int time, a float
         value, all in range), or None for :meth:`_checked` to take it apart and say why.
@@ -199,7 +228,7 @@ class SampleFiles:
         _check_value(at, value)
         return Sample(cluster, broker, names[0], names[1], metric, ts, value)
 
-    def _jsonl(self, path: Path, f: Any) -> Iterator[Sample]:
+    def _jsonl(self, path: PurePath, f: Any) -> Iterator[Sample]:
         line = 0
         self._where = lambda: f"{path}:{line}"
         for raw in f:
@@ -236,6 +265,9 @@ class SampleFiles:
             pf = pq.ParquetFile(path)
         except (OSError, ValueError) as e:
             raise SampleFileError(f"{path}: not a Parquet sample file: {e}") from None
+        yield from self._parquet_rows(path, pf)
+
+    def _parquet_rows(self, path: PurePath, pf: Any) -> Iterator[Sample]:
         have = set(pf.schema_arrow.names)
         missing = [f for f in FIELDS if f not in have]
         if missing:
@@ -256,7 +288,7 @@ class SampleFiles:
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise SampleFileError(f"{path}: row {row_no + 1}: cannot read: {e}") from None
 
-    def _exposition(self, path: Path, f: Any, mtime_ms: int) -> Iterator[Sample]:
+    def _exposition(self, path: PurePath, f: Any, mtime_ms: int) -> Iterator[Sample]:
         line = 0
         self._where = lambda: f"{path}:{line}"
         for raw in f:
