@@ -29,6 +29,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+FULL_PLAN_AT = "the JSON plan (`kquota plan --format json`)"
+"""Where kquota's markdown plan says the full plan is (kquota.render.markdown.FULL_PLAN_AT)."""
 COMMENT_LIMIT = 65_536
 """GitHub refuses an issue comment longer than this many characters."""
 
@@ -46,6 +48,9 @@ _FENCE = re.compile(r"^(?:>\s?)*\s{0,3}(`{3,}|~{3,})")
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _URL = re.compile(r"https://[A-Za-z0-9.-]+(:\d+)?")
+_ARTIFACT = re.compile(
+    r"https://[A-Za-z0-9.-]+(:\d+)?/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/\d+/artifacts/\d+"
+)
 
 
 def escape_data(text: str) -> str:
@@ -293,7 +298,8 @@ def find_comment(listing: str, login: str, marker: str) -> str:
 
 
 def footer(env: dict[str, str]) -> str:
-    """footer names the commit the report is of and links the workflow run."""
+    """footer names the commit the report is of and links the workflow run and the saved
+    plan's artifact."""
     parts = []
     sha = env.get("KQ_COMMIT") or env.get("GITHUB_SHA", "")
     if _SHA.fullmatch(sha):
@@ -301,6 +307,9 @@ def footer(env: dict[str, str]) -> str:
     url = run_url(env)
     if url:
         parts.append(f"[workflow run]({url})")
+    artifact = plan_url(env)
+    if artifact:
+        parts.append(f"[saved plan]({artifact})")
     return f"\n---\n<sub>{' · '.join(['kquota', *parts])}</sub>\n" if parts else ""
 
 
@@ -310,6 +319,16 @@ def run_url(env: dict[str, str]) -> str:
     run = env.get("GITHUB_RUN_ID", "")
     if _URL.fullmatch(server) and _REPO.fullmatch(repo) and run.isdigit():
         return f"{server}/{repo}/actions/runs/{run}"
+    return ""
+
+
+def plan_url(env: dict[str, str]) -> str:
+    """plan_url is the saved plan's artifact (upload-artifact's artifact-url), on the run's
+    server, or nothing."""
+    url = env.get("KQ_PLAN_URL", "")
+    server = env.get("GITHUB_SERVER_URL", "https://github.com")
+    if _URL.fullmatch(server) and _ARTIFACT.fullmatch(url) and url.startswith(server + "/"):
+        return url
     return ""
 
 
@@ -323,6 +342,13 @@ def comment_body(markdown: str, marker: str, env: dict[str, str]) -> str:
     cut at the last line where no ``<details>``, code fence or HTML comment is open, and a
     visible note says how much is left out and where the whole report is."""
     head, foot = f"{marker}\n", footer(env)
+    artifact = plan_url(env)
+    if artifact:
+        # kquota's own note on what it left out names the JSON plan; here it is an artifact.
+        markdown = markdown.replace(
+            f"The full plan is in {FULL_PLAN_AT}.",
+            f"The full plan is in {FULL_PLAN_AT}: [this run's saved plan]({artifact}).",
+        )
     if size(head + markdown + foot) <= COMMENT_LIMIT:
         return head + markdown + foot
     note = _truncation_note(env, 0, 0)
@@ -367,7 +393,9 @@ def _truncation_note(env: dict[str, str], shown: int, total: int) -> str:
     saved = ""
     if plan:
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(plan))
-        saved = f" and in the saved plan `{name}` (its artifact; `kquota show` renders it)"
+        artifact = plan_url(env)
+        where_saved = f"[its artifact]({artifact})" if artifact else "its artifact"
+        saved = f" and in the saved plan `{name}` ({where_saved}; `kquota show` renders it)"
     return (
         f"\n> [!WARNING]\n> **Cut to fit GitHub's comment limit:** {shown} of {total} lines "
         f"shown. The whole report is in {where}{saved}.\n"

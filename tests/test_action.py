@@ -612,6 +612,35 @@ def test_the_comment_names_the_commit_and_links_the_run(tmp_path: Path) -> None:
     assert body == f"{MARKER}\n### kquota plan\n"
 
 
+def test_a_plan_too_big_for_a_comment_links_its_saved_plan(tmp_path: Path) -> None:
+    from kquota.model import Entity
+    from kquota.plan.planner import plan as make_plan
+    from kquota.plan.policy import Policy
+    from kquota.render import markdown as render_markdown
+
+    desired = {
+        Entity.of({"user": f"u{i:05}"}): {"producer_byte_rate": 1024.0 * (i + 1)}
+        for i in range(3000)
+    }
+    report = render_markdown.render_plan(make_plan(desired, {}, Policy(), cluster="prod"))
+    assert render_markdown.FULL_PLAN_AT == _tools().FULL_PLAN_AT
+    url = "https://github.com/o/r/actions/runs/99/artifacts/1234"
+    _, body = _comment(
+        tmp_path, report, existing="[]",
+        GITHUB_SERVER_URL="https://github.com", GITHUB_RUN_ID="99", KQ_PLAN_URL=url,
+        KQ_PLAN_FILE="/tmp/kquota/plan-prod.json",
+    )  # fmt: skip
+    doc = gfm.parse(body)
+    note = next(q for q in doc.root.all("blockquote") if "Not all shown here" in q.text())
+    assert [a.attrs["href"] for a in note.all("a")] == [url]
+    assert "[saved plan](" + url + ")" in body  # and in the footer
+    # An address that is not an artifact of this server's runs is never linked.
+    _, body = _comment(
+        tmp_path, report, existing="[]", KQ_PLAN_URL="https://evil.example/o/r/actions/runs/1/artifacts/2",
+    )  # fmt: skip
+    assert "evil" not in body and "this run's saved plan" not in body
+
+
 def test_a_long_report_is_cut_outside_any_open_element(tmp_path: Path) -> None:
     rows = "".join(f"| `-` <code>{{user=u{i}}}</code> | x | 1 | |\n" for i in range(3000))
     markdown = (
