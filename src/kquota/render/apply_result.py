@@ -4,10 +4,10 @@ summary from, instead of reading the log.
 One object, outcome first: ``applied`` (every change committed and verified), ``nothing to
 do``, ``failed`` (something was not committed, verified or audited: ``error`` says what,
 ``committed`` what was written anyway) or ``refused`` (stopped before the first write: a
-guard, a check, a bad input, no connection; nothing was committed). Then each committed entity with its
-ops (each with its direction and percent, as the JSON plan's ``groups``), what failed and
-what was left uncertain, verification, and the audit. Names are JSON strings: a consumer
-escapes them for its own medium.
+guard, a check, a bad input, no connection; nothing was committed). Then each committed
+entity with its ops (each with its direction and percent, as the JSON plan's ``groups``),
+what failed and what was left uncertain, verification, and the audit. Names are JSON
+strings: a consumer escapes them for its own medium.
 """
 
 from __future__ import annotations
