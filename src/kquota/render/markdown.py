@@ -44,7 +44,7 @@ from kquota.render.change_groups import (
     group_alterations,
 )
 from kquota.render.format import value_with_unit
-from kquota.render.impact_groups import ImpactGroup, group_changes
+from kquota.render.impact_groups import ImpactGroup, bars, group_changes
 
 FOLD_THRESHOLD = 20
 COMMENT_LIMIT = 65_536
@@ -410,17 +410,19 @@ def _impact(impact: PlanImpact, b: _Budget) -> list[str]:
     if not b.take(intro + sources):
         b.omit("impact changes", len(changes))
         return []
-    return intro + _impact_table(changes, b) + sources
+    return intro + _impact_table(changes, b, impact.protected) + sources
 
 
-def _impact_table(changes: Sequence[ResolutionChange], b: _Budget) -> list[str]:
+def _impact_table(
+    changes: Sequence[ResolutionChange], b: _Budget, protected: Sequence[str] = ()
+) -> list[str]:
     header = _IMPACT_HEADER.split("\n")
     if not changes:
         return []
     if not b.take([*header, ""]):
         b.omit("impact changes", len(changes))
         return []
-    groups = group_changes(changes)
+    groups = group_changes(changes, frozenset(protected))
     rows: list[str] = []
     for i, g in enumerate(groups):
         row = _impact_row(g)
@@ -440,10 +442,16 @@ def _impact_row(g: ImpactGroup) -> str:
     names = ", ".join(md.entity(p.entity(), cell=True) for p in g.sample)
     if g.count > len(g.sample):
         names += f" and {g.count - len(g.sample)} more"
+    change = g.percent
+    if g.direction != "same":  # a bar where the value moves
+        before, after = bars(g.before, g.after)
+        change += f" `{before}`→`{after}`"
+    if g.protected:
+        change += f" 🛡️ **{g.protected} protected**"
     return (
         f"| {_DIRECTION[g.direction]} | {md.code(g.key, cell=True)} | "
         f"{_resolved(g.before, cell=True)} | {_resolved(g.after, cell=True)} | "
-        f"{g.percent} | {g.count}: {names} |"
+        f"{change} | {g.count}: {names} |"
     )
 
 

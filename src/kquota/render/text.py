@@ -37,7 +37,7 @@ from kquota.render.change_groups import (
     group_alterations,
 )
 from kquota.render.format import display_entity, number, safe_text, value_with_unit
-from kquota.render.impact_groups import group_changes
+from kquota.render.impact_groups import bars, group_changes
 
 _IGNORED_WORDS = {
     IgnoreReason.OUT_OF_SCOPE: "out of scope",
@@ -252,12 +252,16 @@ def _impact(impact: PlanImpact) -> list[str]:
             f"Impact: {len(changes)} effective {_quotas(len(changes))} of {who} "
             f"{_principals(who)} change ({impact.principals} resolved), throttled harder first:"
         )
-        groups = group_changes(changes)
+        groups = group_changes(changes, frozenset(impact.protected))
         for g in groups[:IMPACT_LINES]:
             before, after = _resolved(g.before), _resolved(g.after)
             lines.append(
                 f"  {_DIRECTION[g.direction]} {safe_text(g.key)}: {before} -> {after} ({g.percent})"
             )
+            if g.direction != "same":  # a bar where the value moves
+                bar_before, bar_after = bars(g.before, g.after)
+                mark = f"  PROTECTED: {g.protected}" if g.protected else ""
+                lines.append(f"    {bar_before} -> {bar_after}{mark}")
             names = ", ".join(display_entity(p.entity()) for p in g.sample)
             more = f" and {g.count - len(g.sample)} more" if g.count > len(g.sample) else ""
             lines.append(f"    {g.count} {_principals(g.count)}: {names}{more}")
