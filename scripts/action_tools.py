@@ -133,8 +133,8 @@ def _change(op: dict[str, Any]) -> str:
         "lower": f"▼{size}",
         "higher": f"▲{size}",
         "new": "new limit",
-        "removed": "▲ unlimited",
-        "same": "= same",
+        "removed": "▲\u00a0removed",
+        "same": "=\u00a0same",
     }.get(str(direction), "")
 
 
@@ -189,7 +189,7 @@ def _committed_table(result: dict[str, Any]) -> list[str]:
             glyph = f"`{glyphs.get(str(alteration.get('change')), '?')}`" if first else ""
             entity = f"<code>{cell(entity_text(alteration.get('entity')))}</code>" if first else ""
             before = "" if op.get("before") is None else _value(key, op.get("before"))
-            after = "unlimited *(removed)*" if op.get("remove") else _value(key, op.get("value"))
+            after = "unlimited" if op.get("remove") else _value(key, op.get("value"))
             rows.append(
                 f"| {glyph} | {entity} | <code>{cell(key)}</code> | {before} | {after} | "
                 f"{_change(op)} |"

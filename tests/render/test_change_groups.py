@@ -45,11 +45,11 @@ def test_direction_and_size_of_each_change() -> None:
     assert (direction(removed), percent(removed), change_mark(removed)) == (
         "removed",
         None,
-        "▲ unlimited",
+        "▲\u00a0removed",
     )
     new = Op(P, MIB, False, None)
     assert (direction(new), change_mark(new), change_words(new)) == ("new", "new limit", "")
-    assert change_mark(Op(P, 1.0, False, 1.0)) == "= same"
+    assert change_mark(Op(P, 1.0, False, 1.0)) == "=\u00a0same"
     # where a percentage would mislead: from zero, to or from a non-finite value
     assert percent(Op(P, 5.0, False, 0.0)) is None and change_mark(Op(P, 5.0, False, 0.0)) == "▲"
     assert percent(Op(P, math.inf, False, 1.0)) is None
@@ -103,8 +103,8 @@ def test_markdown_groups_rows_and_marks_direction() -> None:
     entity, change = changes.column("entity"), changes.column("change")
     # removals first, grouped, never cut: all five names in the row
     assert entity[0].startswith("5 entities: {user=u20}, {user=u21}, {user=u22} and 2 more")
-    assert "{user=u24}" in entity[0] and change[0] == "▲ unlimited"
-    assert changes.column("after")[0] == "unlimited (removed)"
+    assert "{user=u24}" in entity[0] and change[0] == "▲\u00a0removed"
+    assert changes.column("after")[0] == "unlimited"
     twelve = entity.index(next(e for e in entity if e.startswith("12 entities")))
     assert change[twelve] == "▼75%"
     assert changes.column("before")[twelve] == "8388608 (8 MiB/s)"

@@ -65,14 +65,14 @@ def percent_text(p: float) -> str:
 
 def change_mark(op: Op) -> str:
     """change_mark is the markdown change cell: ``▼75%``, ``▲100%``, ``new limit``,
-    ``▲ unlimited``, ``= same``."""
+    ``▲ removed``, ``= same`` (a no-break space: a narrow column never splits it)."""
     d = direction(op)
     if d == REMOVED:
-        return "▲ unlimited"
+        return "▲\u00a0removed"
     if d == NEW:
         return "new limit"
     if d == SAME:
-        return "= same"
+        return "=\u00a0same"
     p = percent(op)
     arrow = "▼" if d == LOWER else "▲"
     return arrow if p is None else f"{arrow}{percent_text(p)}"

@@ -320,7 +320,7 @@ def _row(
         entity = _entities(g, pairs, names)
     before = "" if op.before is None else value_with_unit(op.key, op.before)
     if op.remove or op.value is None:
-        after = "unlimited *(removed)*"
+        after = "unlimited"
     else:
         after = value_with_unit(op.key, op.value)
     key = f"`{op.kind.glyph}` {md.code(op.key, cell=True)}"
