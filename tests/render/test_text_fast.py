@@ -58,15 +58,12 @@ def _op_line(op: Op) -> str:
 
 
 def _same_change(a: Alteration, b: Alteration) -> bool:
-    """Two alterations share a block: same kind, ops that print alike, same entity shape."""
-
-    def ops(x: Alteration) -> list[tuple[object, ...]]:
-        return [(o.key, repr(o.before), repr(o.value), o.remove) for o in x.ops]
+    """Two alterations share a block: same kind, equal ops, same entity shape."""
 
     def shape(x: Alteration) -> list[tuple[str, bool]]:
         return [(t, n is None) for t, n in x.entity.parts]
 
-    return a.kind is b.kind and ops(a) == ops(b) and shape(a) == shape(b)
+    return a.kind is b.kind and a.ops == b.ops and shape(a) == shape(b)
 
 
 def _rank(a: Alteration) -> int:

@@ -110,10 +110,13 @@ class ChangeGroup:
 
 
 def _signature(a: Alteration) -> tuple[object, ...]:
-    shape = tuple((t, n is None) for t, n in a.entity.parts)
-    # repr keeps NaN equal to itself and 0.0 apart from -0.0, as the values print.
-    ops = tuple((op.key, repr(op.before), repr(op.value), op.remove) for op in a.ops)
-    return (a.kind, shape, ops)
+    parts = a.entity.parts
+    if len(parts) == 1:  # most entities: no generator for them
+        shape: tuple[object, ...] = (parts[0][0], parts[0][1] is None)
+    else:
+        shape = tuple((t, n is None) for t, n in parts)
+    # The ops themselves: equal values are one change (0.0 and -0.0 print alike).
+    return (a.kind, shape, a.ops)
 
 
 def group_alterations(

@@ -319,10 +319,8 @@ def _row(
         glyph = f"`{g.kind.glyph}`"
         entity = _entities(g, pairs, names)
     before = "" if op.before is None else value_with_unit(op.key, op.before)
-    if op.remove or op.value is None:
-        after = "unlimited"
-    else:
-        after = value_with_unit(op.key, op.value)
+    removed = op.remove or op.value is None
+    after = "unlimited" if removed or op.value is None else value_with_unit(op.key, op.value)
     key = f"`{op.kind.glyph}` {md.code(op.key, cell=True)}"
     return f"| {glyph} | {entity} | {key} | {before} | {after} | {change_mark(op)} |"
 

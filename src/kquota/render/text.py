@@ -142,16 +142,30 @@ def _alteration_lines(
     returns the quota values set and removed."""
     append = lines.append
     sets = removed = 0
+    # An op's line, by op: plans repeat a few tiers across 100k lines. Only ops whose values
+    # are all positive, so that no two equal ops print apart (0.0 and -0.0) and NaN is none;
+    # at most _MEMO_LIMIT lines, whatever the plan holds.
+    shown: dict[Op, str] = {}
     for g in group_alterations(alterations, pairs):
         n = len(g.entities)
+        append(_group_head(glyph, g, pairs))
         for op in g.ops:
             if op.remove:
                 removed += n
             else:
                 sets += n
-        append(_group_head(glyph, g, pairs))
-        lines.extend(f"    {_op_line(op)}" for op in g.ops)
+            line = shown.get(op)
+            if line is None:
+                line = f"    {_op_line(op)}"
+                value, before = op.value, op.before
+                positive = (value is None or value > 0) and (before is None or before > 0)
+                if positive and len(shown) < _MEMO_LIMIT:
+                    shown[op] = line
+            append(line)
     return sets, removed
+
+
+_MEMO_LIMIT = 4096
 
 
 GROUP_NAMES = 3

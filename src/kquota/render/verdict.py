@@ -104,8 +104,8 @@ def json_plan(plan: Plan) -> str:
     refuses it) first when a guard stops it, else exactly the contract."""
     refusal = plan.refusal
     if refusal is None:
-        return render_plan(plan)
-    data = {"refusal": refusal, **plan_data(plan)}
+        return render_plan(plan, review=True)
+    data = {"refusal": refusal, **plan_data(plan, review=True)}
     return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
