@@ -3,7 +3,10 @@
 It runs in the Action's Python (actions/setup-python), beside kquota, never inside it:
 
   annotate FILE            validate's ``file:line:col: message`` lines as ``::error`` commands
-  apply-summary LOG CODE   a short markdown report of an apply: committed, verified, audit
+  apply-summary LOG CODE RESULT
+                           the markdown report of an apply, from its JSON result
+                           (``kquota apply --result``): the outcome first, then the
+                           entities committed with their changes, verification, audit
   failed COMMAND CODE ERR  the markdown report of a failed plan or drift: what kquota said
   error TITLE FILE         an ``::error`` command: TITLE and FILE's last line, escaped
   find-comment LOGIN MARK  the id of the last comment LOGIN wrote that starts with MARK,
@@ -26,20 +29,30 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
+FULL_PLAN_AT = "the JSON plan (`kquota plan --format json`)"
+"""Where kquota's markdown plan says the full plan is (kquota.render.markdown.FULL_PLAN_AT)."""
 COMMENT_LIMIT = 65_536
 """GitHub refuses an issue comment longer than this many characters."""
 
 _PROBLEM = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
-_APPLY_LINES = re.compile(
-    r"^(committed |verified|verification|validate-only|nothing to apply|audit|failed |"
-    r"error: |  )"
-)
+_APPLY_ROWS = 50
+"""Committed entities listed in the apply's report; the rest are counted (the job's log and
+the result file have them all)."""
+_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_BYTE_KEYS = ("producer_byte_rate", "consumer_byte_rate")
+# Characters that mean something to GitHub's markdown (or its mentions and emoji) inside a
+# table cell, as character references: a name shows as itself and never as markup.
+_CELL = {c: f"&#{ord(c)};" for c in "\\`*_[]<>&|~@:$#"}
 _BACKTICKS = re.compile(r"`+")
 _FENCE = re.compile(r"^(?:>\s?)*\s{0,3}(`{3,}|~{3,})")
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _URL = re.compile(r"https://[A-Za-z0-9.-]+(:\d+)?")
+_ARTIFACT = re.compile(
+    r"https://[A-Za-z0-9.-]+(:\d+)?/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/\d+/artifacts/\d+"
+)
 
 
 def escape_data(text: str) -> str:
@@ -76,19 +89,190 @@ def code_block(text: str, info: str = "text") -> str:
     return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}\n"
 
 
-def apply_summary(log: str, code: int) -> str:
-    """apply_summary is the report of an apply: its outcome and the lines that say what was
-    committed, verified and audited (the whole output is in the job's log)."""
-    if code == 0:
-        head = "**Applied.**"
-    elif code == 3:
-        head = "**Committed and verified, but not audited** (exit 3)."
-    else:
-        head = f"**kquota apply failed** (exit {code})."
-    lines = [line for line in log.splitlines() if _APPLY_LINES.match(line)]
-    body = code_block("\n".join(lines[:40] or ["(kquota printed no outcome)"]))
-    more = f"\n_{len(lines) - 40} more lines in the job's log._\n" if len(lines) > 40 else ""
-    return f"### kquota apply\n\n{head}\n\n{body}{more}"
+def cell(text: str) -> str:
+    """cell is ``text`` safe in a markdown table cell: markup characters as references,
+    control and invisible characters as visible escapes, on one line."""
+    out = []
+    for c in text:
+        if c in _CELL:
+            out.append(_CELL[c])
+        elif not c.isprintable() or c.isspace() and c != " ":
+            out.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def entity_text(entity: object) -> str:
+    """entity_text is kquota's form of an entity from its JSON: ``{user=alice}``; the
+    default entity's name (JSON null) is ``<default>``."""
+    if not isinstance(entity, dict):
+        return "?"
+    parts = [f"{t}={'<default>' if n is None else n}" for t, n in entity.items()]
+    return "{" + ", ".join(parts) + "}"
+
+
+def _value(key: str, value: object) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "unlimited"
+    shown = f"{value:g}" if isinstance(value, float) and not value.is_integer() else f"{value:.0f}"
+    if key in _BYTE_KEYS and value >= 1024:
+        scaled, unit = float(value), "B"
+        for u in _UNITS:
+            if scaled < 1024:
+                break
+            scaled, unit = scaled / 1024, u
+        human = f"{scaled:.2f}".rstrip("0").rstrip(".")
+        return f"{shown} ({human} {unit}/s)"
+    return shown
+
+
+def _change(op: dict[str, Any]) -> str:
+    direction = op.get("direction")
+    pct = op.get("percent")
+    size = "" if not isinstance(pct, (int, float)) else f"{abs(pct):g}%"
+    return {
+        "lower": f"▼{size}",
+        "higher": f"▲{size}",
+        "new": "new limit",
+        "removed": "▲\u00a0removed",
+        "same": "=\u00a0same",
+    }.get(str(direction), "")
+
+
+def _first_line(text: object) -> str:
+    lines = str(text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _outcome(result: dict[str, Any], code: int) -> str:
+    """_outcome is the report's first line: what happened, a failure's decisive words."""
+    outcome = result.get("outcome")
+    committed = len(result.get("committed") or [])
+    total = result.get("total")
+    of = f" of {total}" if isinstance(total, int) else ""
+    error = _first_line(result.get("error"))
+    if outcome == "applied":
+        return f"**Applied:** {committed}{of} entities committed and verified."
+    if outcome == "nothing to do":
+        return "**Nothing to do:** the cluster already matches the desired state."
+    if outcome == "refused":
+        why = cell(error or "see the job's log")
+        return f"**Not applied** (exit {code}): {why}. Nothing was committed."
+    stopped = _first_line(result.get("stopped"))
+    why = error or stopped or _failure_words(result) or "see the job's log"
+    return f"**Failed** (exit {code}): {cell(why)}. Committed {committed}{of} entities."
+
+
+def _failure_words(result: dict[str, Any]) -> str:
+    for field in ("validation_failures", "failed"):
+        failures = result.get(field) or []
+        if failures:
+            f = failures[0]
+            more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+            return f"{entity_text(f.get('entity'))}: {f.get('error')}{more}"
+    if result.get("unconverged"):
+        return "verification: committed changes do not show yet"
+    if result.get("overwritten"):
+        return "another writer changed entities this run wrote"
+    return ""
+
+
+def _committed_table(result: dict[str, Any]) -> list[str]:
+    committed = result.get("committed") or []
+    if not committed:
+        return []
+    rows = ["| | entity | key | before | after | change |", "|---|---|---|---:|---:|---|"]
+    glyphs = {"create": "+", "update": "~", "delete": "-"}
+    for alteration in committed[:_APPLY_ROWS]:
+        first = True
+        for op in alteration.get("ops") or []:
+            key = str(op.get("key"))
+            glyph = f"`{glyphs.get(str(alteration.get('change')), '?')}`" if first else ""
+            entity = f"<code>{cell(entity_text(alteration.get('entity')))}</code>" if first else ""
+            before = "" if op.get("before") is None else _value(key, op.get("before"))
+            after = "unlimited" if op.get("remove") else _value(key, op.get("value"))
+            rows.append(
+                f"| {glyph} | {entity} | <code>{cell(key)}</code> | {before} | {after} | "
+                f"{_change(op)} |"
+            )
+            first = False
+    if len(committed) > _APPLY_ROWS:
+        rows.append(f"| | … and {len(committed) - _APPLY_ROWS} more entities | | | | |")
+    return ["#### Committed", "", *rows, ""]
+
+
+def _problems(result: dict[str, Any]) -> list[str]:
+    out = []
+    for field, title in (
+        ("validation_failures", "Refused by the broker's validation (nothing committed)"),
+        ("failed", "Not committed"),
+    ):
+        failures = result.get(field) or []
+        if failures:
+            out += [f"#### {title}: {len(failures)}", "", "| entity | error | message |"]
+            out.append("|---|---|---|")
+            for f in failures[:_APPLY_ROWS]:
+                out.append(
+                    f"| <code>{cell(entity_text(f.get('entity')))}</code> | "
+                    f"{cell(str(f.get('error')))} | {cell(str(f.get('message') or ''))} |"
+                )
+            if len(failures) > _APPLY_ROWS:
+                out.append(f"| … and {len(failures) - _APPLY_ROWS} more | | |")
+            out.append("")
+    for field, words in (
+        ("uncertain", "may or may not have been committed"),
+        ("not_attempted", "were not attempted"),
+    ):
+        n = len(result.get(field) or [])
+        if n:
+            out += [f"- {n} entities {words}: run apply again to converge.", ""]
+    return out
+
+
+def _verification(result: dict[str, Any]) -> list[str]:
+    out = []
+    verified = result.get("verified")
+    if verified is True:
+        out.append("- **Verified:** the cluster shows every committed change.")
+    elif verified is False:
+        late = len(result.get("unconverged") or [])
+        over = len(result.get("overwritten") or [])
+        if late:
+            out.append(f"- **Not verified:** {late} committed entities do not show their changes.")
+        if over:
+            out.append(f"- **Overwritten:** another writer changed {over} entities after this run.")
+        if not late and not over:
+            out.append("- **Not verified:** verification was cut short.")
+    audit = result.get("audit")
+    if isinstance(audit, dict):
+        state = "Audited" if audit.get("confirmed") else "Not audited"
+        out.append(f"- **{state}:** {cell(_first_line(audit.get('message')))}")
+    return [*out, ""] if out else []
+
+
+def apply_summary(log: str, code: int, result_text: str | None) -> str:
+    """apply_summary is the report of an apply, from its JSON result: the outcome first (a
+    failure's decisive words in it), the entities committed with their changes, what failed,
+    verification and audit. Without a result (kquota stopped before writing one), the
+    outcome and the log's last error line."""
+    result: dict[str, Any] | None = None
+    if result_text:
+        with contextlib.suppress(ValueError):
+            loaded = json.loads(result_text)
+            result = loaded if isinstance(loaded, dict) else None
+    if result is None:
+        errors = [line for line in log.splitlines() if line.startswith("error: ")]
+        why = f": {cell(errors[-1].removeprefix('error: '))}" if errors else ""
+        head = f"**kquota apply failed** (exit {code}){why}" if code else "**Applied.**"
+        return f"### kquota apply\n\n{head}\n\n_No result was written; the job's log has it all._\n"
+    cluster = result.get("cluster")
+    title = "### kquota apply" + (
+        f" for cluster <code>{cell(str(cluster))}</code>" if cluster else ""
+    )
+    lines = [title, "", _outcome(result, code), ""]
+    lines += _committed_table(result) + _problems(result) + _verification(result)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def failed(command: str, code: int, err: str) -> str:
@@ -137,7 +321,8 @@ def _pages(listing: str) -> list[dict[str, object]]:
 
 
 def footer(env: dict[str, str]) -> str:
-    """footer names the commit the report is of and links the workflow run."""
+    """footer names the commit the report is of and links the workflow run and the saved
+    plan's artifact."""
     parts = []
     sha = env.get("KQ_COMMIT") or env.get("GITHUB_SHA", "")
     if _SHA.fullmatch(sha):
@@ -145,6 +330,9 @@ def footer(env: dict[str, str]) -> str:
     url = run_url(env)
     if url:
         parts.append(f"[workflow run]({url})")
+    artifact = plan_url(env)
+    if artifact:
+        parts.append(f"[saved plan]({artifact})")
     return f"\n---\n<sub>{' · '.join(['kquota', *parts])}</sub>\n" if parts else ""
 
 
@@ -154,6 +342,16 @@ def run_url(env: dict[str, str]) -> str:
     run = env.get("GITHUB_RUN_ID", "")
     if _URL.fullmatch(server) and _REPO.fullmatch(repo) and run.isdigit():
         return f"{server}/{repo}/actions/runs/{run}"
+    return ""
+
+
+def plan_url(env: dict[str, str]) -> str:
+    """plan_url is the saved plan's artifact (upload-artifact's artifact-url), on the run's
+    server, or nothing."""
+    url = env.get("KQ_PLAN_URL", "")
+    server = env.get("GITHUB_SERVER_URL", "https://github.com")
+    if _URL.fullmatch(server) and _ARTIFACT.fullmatch(url) and url.startswith(server + "/"):
+        return url
     return ""
 
 
@@ -167,6 +365,13 @@ def comment_body(markdown: str, marker: str, env: dict[str, str]) -> str:
     cut at the last line where no ``<details>``, code fence or HTML comment is open, and a
     visible note says how much is left out and where the whole report is."""
     head, foot = f"{marker}\n", footer(env)
+    artifact = plan_url(env)
+    if artifact:
+        # kquota's own note on what it left out names the JSON plan; here it is an artifact.
+        markdown = markdown.replace(
+            f"The full plan is in {FULL_PLAN_AT}.",
+            f"The full plan is in {FULL_PLAN_AT}: [this run's saved plan]({artifact}).",
+        )
     if size(head + markdown + foot) <= COMMENT_LIMIT:
         return head + markdown + foot
     note = _truncation_note(env, 0, 0)
@@ -211,7 +416,9 @@ def _truncation_note(env: dict[str, str], shown: int, total: int) -> str:
     saved = ""
     if plan:
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(plan))
-        saved = f" and in the saved plan `{name}` (its artifact; `kquota show` renders it)"
+        artifact = plan_url(env)
+        where_saved = f"[its artifact]({artifact})" if artifact else "its artifact"
+        saved = f" and in the saved plan `{name}` ({where_saved}; `kquota show` renders it)"
     return (
         f"\n> [!WARNING]\n> **Cut to fit GitHub's comment limit:** {shown} of {total} lines "
         f"shown. The whole report is in {where}{saved}.\n"
@@ -227,7 +434,10 @@ def main(argv: list[str]) -> int:
             print(line)
     elif command == "apply-summary":
         text = Path(args[0]).read_text(encoding="utf-8", errors="replace")
-        sys.stdout.write(apply_summary(text, int(args[1])))
+        result = Path(args[2]) if len(args) > 2 else Path()
+        found = len(args) > 2 and result.is_file()
+        data = result.read_text(encoding="utf-8", errors="replace") if found else None
+        sys.stdout.write(apply_summary(text, int(args[1]), data))
     elif command == "failed":
         text = Path(args[2]).read_text(encoding="utf-8", errors="replace")
         sys.stdout.write(failed(args[0], int(args[1]), text))

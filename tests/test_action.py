@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+import gfm
 from kquota.devbroker.launcher import BrokerInfo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -302,28 +303,145 @@ def test_apply_still_refuses_the_kept_plan_without_the_override(
         tmp_path, repo, command="plan", args=f"--snapshot {tmp_path / 'snap.json'} --prune"
     )
     plan_file = outputs["plan-file"]
-    code, _, stdout, _ = _run(
+    code, outputs, stdout, _ = _run(
         tmp_path, repo, command="apply", args=f"--bootstrap-server 127.0.0.1:1 {plan_file}"
     )
     assert code == 1
     assert "the mass-removal guard trips" in stdout and "nothing was applied" in stdout
+    # the refusal's decisive words are the report's first line, and nothing else is there
+    markdown = Path(outputs["markdown"]).read_text(encoding="utf-8")
+    first = markdown.splitlines()[2]
+    assert first.startswith("**Not applied** (exit 1): ") and "mass-removal guard trips" in first
+    assert first.endswith("Nothing was committed.") and len(markdown.splitlines()) == 3
+    _, body = _comment(tmp_path, markdown, existing="[]")
+    assert body.startswith(f"{MARKER}\n{markdown}")
 
 
 # --- apply's report -------------------------------------------------------------------------
 
 
-def test_apply_summary_says_committed_verified_and_audited() -> None:
-    log = (
-        "kquota plan for cluster prod\n\n+ {user=alice}\n    + producer_byte_rate: 1\n\n"
-        "committed 1 of 1 entities\nverified: the cluster shows every committed change\n"
-        "audit: 1 events confirmed on topic kquota-audit\n"
+def _result(**fields: Any) -> str:
+    """_result is a ``kquota apply --result`` document: for outcomes a real broker does not
+    produce on demand (a partial failure), written here in the shape kquota writes."""
+    data: dict[str, Any] = {
+        "format_version": 1,
+        "outcome": "applied",
+        "exit_code": 0,
+        "error": None,
+        "cluster": "prod",
+        "total": 1,
+        "committed": [],
+        "already_applied": [],
+        "failed": [],
+        "validation_failures": [],
+        "uncertain": [],
+        "not_attempted": [],
+        "stopped": None,
+        "verified": None,
+        "unconverged": [],
+        "overwritten": [],
+        "audit": None,
+    }
+    data.update(fields)
+    return json.dumps(data)
+
+
+LOWERED = {
+    "entity": {"user": "alice"},
+    "change": "update",
+    "ops": [
+        {
+            "key": "producer_byte_rate",
+            "value": 2097152.0,
+            "remove": False,
+            "before": 8388608.0,
+            "direction": "lower",
+            "percent": -75.0,
+        }
+    ],
+}
+
+
+def test_apply_summary_of_a_partial_failure_leads_with_its_decisive_words() -> None:
+    result = _result(
+        outcome="failed",
+        exit_code=1,
+        total=3,
+        committed=[LOWERED],
+        failed=[{"entity": {"user": "bob"}, "error": "INVALID_REQUEST", "message": "no"}],
+        not_attempted=[{"user": "carol"}],
+        stopped="the connection broke: broker 1 went away",
+        verified=True,
     )
-    report = _tools().apply_summary(log, 0)
-    assert report.startswith("### kquota apply\n\n**Applied.**\n\n```text\n")
-    assert "committed 1 of 1 entities\nverified: the cluster shows" in report
-    assert "audit: 1 events confirmed on topic kquota-audit\n```" in report
-    assert "+ {user=alice}" not in report  # the plan itself is in the log and the plan comment
-    assert "not audited" in _tools().apply_summary("committed 1 of 1 entities\n", 3)
+    report = _tools().apply_summary("error: ignored, the result says it all\n", 1, result)
+    lines = report.splitlines()
+    assert lines[:3] == [
+        "### kquota apply for cluster <code>prod</code>",
+        "",
+        "**Failed** (exit 1): the connection broke&#58; broker 1 went away. "
+        "Committed 1 of 3 entities.",
+    ]
+    doc = gfm.assert_aligned(report)
+    committed, failed = doc.tables()
+    assert committed.header == ["", "entity", "key", "before", "after", "change"]
+    assert committed.rows == [
+        [
+            "~",
+            "{user=alice}",
+            "producer_byte_rate",
+            "8388608 (8 MiB/s)",
+            "2097152 (2 MiB/s)",
+            "▼75%",
+        ]
+    ]
+    assert failed.rows == [["{user=bob}", "INVALID_REQUEST", "no"]]
+    text = doc.text()
+    assert "1 entities were not attempted" in text
+    assert text.index("Committed") < text.index("Not committed") < text.index("Verified")
+
+
+def test_apply_summary_of_nothing_and_of_an_unaudited_apply() -> None:
+    tools = _tools()
+    nothing = tools.apply_summary("", 0, _result(outcome="nothing to do", total=0))
+    assert nothing.splitlines()[2] == (
+        "**Nothing to do:** the cluster already matches the desired state."
+    )
+    assert "<table>" not in gfm.to_html(nothing)
+    unaudited = _result(
+        outcome="failed",
+        exit_code=3,
+        error="committed and verified, but the audit events were not confirmed",
+        committed=[LOWERED],
+        verified=True,
+        audit={"confirmed": False, "message": "the audit events were not confirmed"},
+    )
+    lines = tools.apply_summary("", 3, unaudited).splitlines()
+    assert lines[2].startswith("**Failed** (exit 3): committed and verified, but the audit")
+    assert lines[-1] == "- **Not audited:** the audit events were not confirmed"
+
+
+def test_apply_summary_names_are_data() -> None:
+    hostile = "<b>x</b>|`y` [z](https://e.example) @team :smile: *w*\n"
+    result = _result(
+        cluster=hostile,
+        committed=[{**LOWERED, "entity": {"user": hostile, "client-id": None}}],
+        verified=True,
+    )
+    doc = gfm.assert_aligned(_tools().apply_summary("", 0, result))
+    assert not {"a", "b", "em"} & doc.root.tags()
+    [table] = doc.tables()
+    assert (
+        table.rows[0][1]
+        == "{user=<b>x</b>|`y` [z](https://e.example) @team :smile: *w*\\x0a, client-id=<default>}"
+    )
+
+
+def test_apply_summary_without_a_result_gives_the_last_error() -> None:
+    log = "kquota plan\nerror: first\nerror: cannot reach 127.0.0.1:1 | *bold*\n"
+    report = _tools().apply_summary(log, 1, None)
+    assert report.splitlines()[2] == (
+        "**kquota apply failed** (exit 1): cannot reach 127.0.0.1&#58;1 &#124; &#42;bold&#42;"
+    )
 
 
 def test_a_failed_apply_reports_why_and_is_summarised(tmp_path: Path, repo: Path) -> None:
@@ -332,8 +450,11 @@ def test_a_failed_apply_reports_why_and_is_summarised(tmp_path: Path, repo: Path
     )
     assert code == 1 and outputs["exit-code"] == "1"
     markdown = Path(outputs["markdown"]).read_text(encoding="utf-8")
-    assert markdown.startswith("### kquota apply\n\n**kquota apply failed** (exit 1).")
-    assert "error: " in markdown and markdown in (tmp_path / "summary.md").read_text()
+    first = markdown.splitlines()[2]
+    assert first.startswith("**Not applied** (exit 1): ") and "127.0.0.1" in first
+    assert first.endswith("Nothing was committed.")
+    assert "<table>" not in gfm.to_html(markdown)
+    assert markdown in (tmp_path / "summary.md").read_text()
     assert _commands(stdout) == []
 
 
@@ -347,9 +468,23 @@ def test_apply_on_a_real_broker_reports_committed_and_verified(
     )
     assert code == 0, stdout
     markdown = Path(outputs["markdown"]).read_text(encoding="utf-8")
-    assert "**Applied.**" in markdown
-    assert "committed 1 of 1 entities" in markdown
-    assert "verified: the cluster shows every committed change" in markdown
+    host, port = kafka_broker.bootstrap_servers.split(":")
+    assert markdown.splitlines()[:3] == [
+        f"### kquota apply for cluster <code>{host}&#58;{port}</code>",
+        "",
+        "**Applied:** 1 of 1 entities committed and verified.",
+    ]
+    doc = gfm.assert_aligned(markdown)
+    [table] = doc.tables()
+    assert table.rows == [
+        ["+", f"{{user={user}}}", "producer_byte_rate", "", "1048576 (1 MiB/s)", "new limit"]
+    ]
+    assert doc.text().rstrip().endswith("Verified: the cluster shows every committed change.")
+    # no discovery, capacity or plan noise from the log
+    assert "kquota plan" not in markdown and "Plan:" not in markdown
+    # and the comment step posts it as it is (GitHub's API faked)
+    _, body = _comment(tmp_path, markdown, existing="[]")
+    assert body == f"{MARKER}\n{markdown}"
 
 
 # --- scripts/action-run comment (GitHub's API faked) ----------------------------------------
@@ -478,6 +613,35 @@ def test_the_comment_names_the_commit_and_links_the_run(tmp_path: Path) -> None:
         KQ_COMMIT="](javascript:x)", GITHUB_SERVER_URL="javascript:alert(1)//", GITHUB_RUN_ID="9",
     )  # fmt: skip
     assert body == f"{MARKER}\n### kquota plan\n"
+
+
+def test_a_plan_too_big_for_a_comment_links_its_saved_plan(tmp_path: Path) -> None:
+    from kquota.model import Entity
+    from kquota.plan.planner import plan as make_plan
+    from kquota.plan.policy import Policy
+    from kquota.render import markdown as render_markdown
+
+    desired = {
+        Entity.of({"user": f"u{i:05}"}): {"producer_byte_rate": 1024.0 * (i + 1)}
+        for i in range(3000)
+    }
+    report = render_markdown.render_plan(make_plan(desired, {}, Policy(), cluster="prod"))
+    assert render_markdown.FULL_PLAN_AT == _tools().FULL_PLAN_AT
+    url = "https://github.com/o/r/actions/runs/99/artifacts/1234"
+    _, body = _comment(
+        tmp_path, report, existing="[]",
+        GITHUB_SERVER_URL="https://github.com", GITHUB_RUN_ID="99", KQ_PLAN_URL=url,
+        KQ_PLAN_FILE="/tmp/kquota/plan-prod.json",
+    )  # fmt: skip
+    doc = gfm.parse(body)
+    note = next(q for q in doc.root.all("blockquote") if "Not all shown here" in q.text())
+    assert [a.attrs["href"] for a in note.all("a")] == [url]
+    assert "[saved plan](" + url + ")" in body  # and in the footer
+    # An address that is not an artifact of this server's runs is never linked.
+    _, body = _comment(
+        tmp_path, report, existing="[]", KQ_PLAN_URL="https://evil.example/o/r/actions/runs/1/artifacts/2",
+    )  # fmt: skip
+    assert "evil" not in body and "this run's saved plan" not in body
 
 
 def test_a_long_report_is_cut_outside_any_open_element(tmp_path: Path) -> None:

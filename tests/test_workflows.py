@@ -163,15 +163,16 @@ def test_plan_runs_on_pull_requests_and_posts_a_comment() -> None:
     assert job["strategy"]["matrix"]["cluster"] == ["staging", "prod"]
     assert len(_action_steps(job, "validate")) == 1
     (step,) = _action_steps(job, "plan")
+    # The action keeps the saved plan as an artifact and links it from the comment.
     assert step["with"] == {
         "command": "plan",
         "cluster": "${{ matrix.cluster }}",
         "comment": "true",
+        "upload-plan": "true",
     }
     assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
     uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
-    assert len(uploads) == 1
-    assert uploads[0]["with"]["path"] == "${{ steps.plan.outputs.plan-file }}"
+    assert uploads == []
     assert plan["concurrency"]["cancel-in-progress"] is True
 
 

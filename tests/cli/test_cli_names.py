@@ -49,7 +49,7 @@ def test_ip_spellings_change_updates_the_cluster_spelling(
     (repo / "q.yaml").write_text(DESIRED.replace("rate: 9}", "rate: 10}"))
     code, out, _ = run_kquota(["plan", "--snapshot", "snap.json", "--prune", "q.yaml"], capsys)
     assert code == 0
-    assert "~ {ip=2001:DB8::1}\n    ~ connection_creation_rate: 9 -> 10\n" in out
+    assert "~ {ip=2001:DB8::1}\n    ~ connection_creation_rate: 9 -> 10, higher by 11.1%\n" in out
     assert "0 to create, 1 to update, 0 to delete" in out
 
 

@@ -1,6 +1,7 @@
-"""A plan at 20,000 creates and 300 deletes: removals first and every one by name, the counts
-outside any fold, the comment within GitHub's limit with room for the Action's wrapper, and a
-visible line that says what was left out and where the full plan is."""
+"""A plan at 20,000 creates (each its own value) and 300 deletes (one change, grouped):
+removals first and every one by name, the counts outside any fold, the comment within
+GitHub's limit with room for the Action's wrapper, and a visible line that says what was
+left out and where the full plan is."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ P = "producer_byte_rate"
 @pytest.fixture(scope="module")
 def big() -> Plan:
     desired: QuotaState = {
-        Entity.of({"user": f"new-{i:05}"}): {P: 1048576.0} for i in range(20_000)
+        Entity.of({"user": f"new-{i:05}"}): {P: 1024.0 * (i + 1)} for i in range(20_000)
     }
     snapshot: QuotaState = {Entity.of({"user": f"gone-{i:03}"}): {P: 2048.0} for i in range(300)}
     return make_plan(desired, snapshot, Policy(prune=True, allow_mass_removal=True), cluster="big")
@@ -37,8 +38,12 @@ def test_removals_first_and_all_of_them(big: Plan) -> None:
     assert out.count("<details>") == out.count("</details>")
     summary, removals, creates = doc.tables()
     assert ["- to delete", "300"] in summary.rows and ["+ to create", "20000"] in summary.rows
-    assert removals.column("entity") == [f"{{user=gone-{i:03}}}" for i in range(300)]
-    assert out.index("#### Removals") < out.index("<details>")
+    # one row for the 300: three names, the rest behind the row's fold, none cut
+    [cell] = removals.column("entity")
+    assert cell.startswith("300 entities: {user=gone-000}, {user=gone-001}, {user=gone-002}")
+    names = [f"{{user=gone-{i:03}}}" for i in range(300)]
+    assert [n for n in names if n in cell] == names and "JSON plan" not in cell
+    assert out.index("#### Removals") < out.index("<summary><code>+</code>")
     shown = len([e for e in creates.column("entity") if e.startswith("{")])
     assert 0 < shown < 20_000
     left = 20_000 - shown
@@ -61,4 +66,5 @@ def test_a_smaller_budget_cuts_creates_before_removals(big: Plan, budget: int) -
 
 def test_text_lists_removals_first(big: Plan) -> None:
     out = text.render_plan(big)
-    assert out.index("- {user=gone-299}") < out.index("+ {user=new-00000}")
+    assert out.index("- 300 entities, the same change: {user=gone-000}") == out.index("- ")
+    assert out.index("{user=gone-299}") < out.index("+ {user=new-00000}")

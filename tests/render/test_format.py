@@ -72,9 +72,24 @@ def test_markdown_escapes_and_truncates() -> None:
     assert doc.tables()[1].column("entity") == ["{user=a|<b>}"]
     assert "b" not in doc.root.tags()
     many = tuple(
-        Alteration(Entity.of({"user": f"u{i}"}), alt.ops, ChangeKind.CREATE) for i in range(50)
+        Alteration(
+            Entity.of({"user": f"u{i}"}),
+            (Op("producer_byte_rate", float(i + 1), False, None),),
+            ChangeKind.CREATE,
+        )
+        for i in range(50)
     )
     out = markdown.render_plan(Plan(alterations=many), budget=1500, full_plan_at="the artifact")
     doc = gfm.assert_aligned(out)
     assert len(out) <= 1500
     assert "more change" in doc.text() and "The full plan is in the artifact" in doc.text()
+    # the same change: one row, its names cut to fit and counted in the note
+    same = tuple(
+        Alteration(Entity.of({"user": f"u{i}"}), alt.ops, ChangeKind.CREATE) for i in range(50)
+    )
+    out = markdown.render_plan(Plan(alterations=same), budget=1500, full_plan_at="the artifact")
+    doc = gfm.assert_aligned(out)
+    assert len(out) <= 1500
+    [cell] = doc.tables()[1].column("entity")
+    assert cell.startswith("50 entities: {user=u0}, {user=u1}, {user=u2} and 47 more")
+    assert "entity names left out. The full plan is in the artifact" in doc.text()

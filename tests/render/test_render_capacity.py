@@ -131,3 +131,43 @@ def test_the_section_keeps_to_the_budget_and_says_what_it_left_out() -> None:
     note = next(line for line in md.splitlines() if "**Not all shown here**" in line)
     assert "capacity" in note
     assert md.count("<details>") == md.count("</details>")
+
+
+def _users(n: int, value: float) -> QuotaState:
+    return {Entity.of({"user": f"u{i}"}): {P: value} for i in range(n)}
+
+
+def test_a_verdict_and_a_bar_per_key_in_every_format() -> None:
+    who = [Principal(user=f"u{i}") for i in range(3)]
+    p = _plan(_users(3, 2 * MiB), _users(3, 5 * MiB), who)  # 0.60x -> 1.50x of 10 MiB/s
+    doc = gfm.assert_aligned(markdown.render_plan(p))
+    [keys] = [t for t in doc.tables() if t.header[:2] == ["key", "verdict"]]
+    assert keys.column("verdict")[0] == "oversubscribed 1.5x"
+    assert set(keys.column("verdict")[1:]) == {"no quotas"}
+    [bars] = [c.text() for c in doc.root.all("code") if "before" in c.text() and "│" in c.text()]
+    before, after = bars.splitlines()
+    # 24 cells to the capacity mark: 0.60x is 14.4 cells, 1.50x runs 12 past the mark
+    assert before == f"{P}  before {'█' * 14}▍{'░' * 9}│ 0.60x"
+    assert after == f"{' ' * len(P)}  after  {'█' * 24}│{'█' * 12} 1.50x  oversubscribed 1.5x"
+    out = text.render_plan(p)
+    assert "of 10485760 (10 MiB/s) (declared ingress per broker): oversubscribed 1.5x" in out
+    assert f"    {before}" in out and f"    {after}" in out
+
+    fits = _plan(_users(3, 2 * MiB), _users(3, 3 * MiB), who)
+    assert "(declared ingress per broker): fits" in text.render_plan(fits)
+    default = dict(_users(3, 2 * MiB))
+    default[Entity.of({"user": None})] = {P: MiB}
+    unknown = _plan(_users(3, 2 * MiB), default, who)
+    doc = gfm.assert_aligned(markdown.render_plan(unknown))
+    [keys] = [t for t in doc.tables() if t.header[:2] == ["key", "verdict"]]
+    assert keys.column("verdict")[0] == "cannot tell: a default applies to unknown principals"
+
+
+def test_a_quota_that_can_never_throttle_is_a_warning() -> None:
+    p = _plan({}, _users(1, 20 * MiB), [Principal(user="u0")])
+    out = markdown.render_plan(p)
+    doc = gfm.assert_aligned(out)
+    warning = next(q for q in doc.root.all("blockquote") if "can never throttle" in q.text())
+    assert warning.text().strip().startswith("[!WARNING]")
+    assert not [li for li in doc.root.all("li") if "can never throttle" in li.text()]
+    assert "    warning: can never throttle: {user=u0}" in text.render_plan(p)

@@ -38,6 +38,7 @@ def test_text_groups_principals_by_change() -> None:
     assert (
         "  looser producer_byte_rate: 100 (100 B/s) from {user=<default>} -> "
         "200 (200 B/s) from {user=<default>} (+100%)\n"
+        "    █████░░░░░ -> ██████████\n"
         f"    {IMPACT_LINES + 7} principals: {{user=u000}}, {{user=u001}}, {{user=u002}} and "
         f"{IMPACT_LINES + 4} more\n"
     ) in out
@@ -62,7 +63,7 @@ def test_markdown_groups_principals_by_change(users: int) -> None:
     assert impact.header == ["", "key", "before", "after", "change", "principals"]
     assert len(impact.rows) == 1  # one change, however many principals it hits
     (row,) = impact.rows
-    assert row[0] == "▲ loosened" and row[1] == P and row[4] == "+100%"
+    assert row[0] == "▲ loosened" and row[1] == P and row[4] == "+100% █████░░░░░→██████████"
     assert row[2] == "100 (100 B/s) from {user=<default>}"
     assert row[5].startswith(f"{users}: {{user=u000}}")
     if users > 3:
@@ -77,7 +78,9 @@ def test_markdown_lists_throttled_harder_first() -> None:
     plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, Policy()))
     impact = gfm.assert_aligned(markdown.render_plan(plan)).tables()[-1]
     assert [r[0] for r in impact.rows] == ["▼ throttled harder", "▲ loosened"]
-    assert impact.rows[0][4] == "-75%" and impact.rows[0][5] == "1: {user=big}"
+    assert (
+        impact.rows[0][4] == "-75% ██████████→██▌░░░░░░░" and impact.rows[0][5] == "1: {user=big}"
+    )
     assert impact.rows[1][5] == "2: {user=u1}, {user=u2}"
 
 
@@ -90,3 +93,19 @@ def test_a_custom_quota_callback_is_called_out_in_both_formats() -> None:
     md = markdown.render_plan(plan)
     assert "> [!WARNING]" in md and "`com.example.TenantQuotas`" in md
     assert "custom quota callback" not in text.render_plan(_plan_moving_the_default(2))
+
+
+def test_who_is_throttled_harder_has_a_bar_and_the_protected_mark() -> None:
+    state: QuotaState = {DEFAULT_USER: {P: 1000.0}}
+    desired: QuotaState = {DEFAULT_USER: {P: 250.0}}
+    plan = make(desired, state, Policy(), cluster="c")
+    guarded = Policy.build(protect=[{"user": "ceo"}])
+    who = [Principal("ceo"), Principal("u1")]
+    plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, guarded))
+    assert plan.impact is not None and plan.impact.protected
+    impact = gfm.assert_aligned(markdown.render_plan(plan)).tables()[-1]
+    (row,) = impact.rows
+    assert row[0] == "▼ throttled harder"
+    assert row[4] == "-75% ██████████→██▌░░░░░░░ 🛡️ 1 protected"
+    out = text.render_plan(plan)
+    assert "    ██████████ -> ██▌░░░░░░░  PROTECTED: 1\n" in out

@@ -1,10 +1,10 @@
 """The text plan's one-walk loop writes what the plain loop wrote, byte for byte.
 
-``render_plan`` groups alterations in one walk, counts the totals on the way, skips the
-look-alike search when nothing is both deleted and created, shows entities through
-:func:`kquota.model.display_entities` and remembers a new key's line per key and value. The
-oracle here is the loop it replaced: sort by rank, every entity by the escaping rules, every
-op line computed, the totals from the plan's own counts. Plans are generated with hostile
+``render_plan`` ranks alterations in one walk, groups the same changes by a signature,
+counts the totals on the way and skips the look-alike search when nothing is both deleted
+and created. The oracle here is the plain loop: sort by rank, put each alteration in the
+first block whose change prints alike, every entity by the escaping rules, every op line
+computed, the totals from the plan's own counts. Plans are generated with hostile
 names and keys, default and ip entities, and values that print alike or not (``0.0`` and
 ``-0.0``, NaN, ``1e-05``, huge ones), repeated so that remembered lines are reused.
 """
@@ -16,7 +16,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +27,7 @@ from kquota.plan.planner import plan as make_plan
 from kquota.plan.policy import Policy
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from kquota.render import text, verdict
+from kquota.render.change_groups import change_words
 from kquota.render.format import value_with_unit
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
@@ -47,12 +47,23 @@ def _entity_by_rules(entity: Entity) -> str:
 def _op_line(op: Op) -> str:
     if op.remove:
         assert op.before is not None
-        return f"- {safe_text(op.key)}: {value_with_unit(op.key, op.before)} -> (removed)"
+        return f"- {safe_text(op.key)}: {value_with_unit(op.key, op.before)} -> unlimited (removed)"
     assert op.value is not None
     if op.before is None:
         return f"+ {safe_text(op.key)}: {value_with_unit(op.key, op.value)}"
     before = value_with_unit(op.key, op.before)
-    return f"~ {safe_text(op.key)}: {before} -> {value_with_unit(op.key, op.value)}"
+    line = f"~ {safe_text(op.key)}: {before} -> {value_with_unit(op.key, op.value)}"
+    words = change_words(op)
+    return f"{line}, {words}" if words else line
+
+
+def _same_change(a: Alteration, b: Alteration) -> bool:
+    """Two alterations share a block: same kind, equal ops, same entity shape."""
+
+    def shape(x: Alteration) -> list[tuple[str, bool]]:
+        return [(t, n is None) for t, n in x.entity.parts]
+
+    return a.kind is b.kind and a.ops == b.ops and shape(a) == shape(b)
 
 
 def _rank(a: Alteration) -> int:
@@ -70,11 +81,34 @@ def _oracle(plan: Plan) -> str:
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
     pairs = lookalikes(plan.alterations)
+    blocks: list[list[Alteration]] = []
     for a in sorted(plan.alterations, key=_rank):
-        line = f"{a.kind.glyph} {_entity_by_rules(a.entity)}"
+        home = None
+        if a.entity not in pairs:
+            home = next(
+                (b for b in blocks if b[0].entity not in pairs and _same_change(b[0], a)), None
+            )
+        if home is None:
+            blocks.append([a])
+        else:
+            home.append(a)
+    for block in blocks:
+        a = block[0]
+        if len(block) == 1:
+            line = f"{a.kind.glyph} {_entity_by_rules(a.entity)}"
+        else:
+            removes = a.kind is ChangeKind.DELETE or any(op.remove for op in a.ops)
+            shown = block if removes else block[:3]
+            line = f"{a.kind.glyph} {len(block)} entities, the same change: " + ", ".join(
+                _entity_by_rules(x.entity) for x in shown
+            )
+            if len(block) > len(shown):
+                line += f" and {len(block) - len(shown)} more (--format json lists all)"
         alike = pairs.get(a.entity)
         if alike:
             line += "  <- looks like " + ", ".join(_entity_by_rules(e) for e in alike)
+        if any(n is None for _, n in a.entity.parts):
+            line += "  (default: reaches every principal without a quota of its own)"
         lines.append(line)
         lines.extend(f"    {_op_line(op)}" for op in a.ops)
     if not plan.empty:
@@ -191,11 +225,8 @@ def test_planned_look_alikes_alone() -> None:
     assert out.count("<- looks like") == 2
 
 
-@pytest.mark.parametrize("memo_limit", [1, text._MEMO_LIMIT])
-def test_the_benchmark_batch(memo_limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """apply's data (benchmarks/bench_apply.py's batch), the shape the loop is fast for; also
-    with the remembered lines' maps full from the first."""
-    monkeypatch.setattr(text, "_MEMO_LIMIT", memo_limit)
+def test_the_benchmark_batch() -> None:
+    """apply's data (benchmarks/bench_apply.py's batch), the shape the loop is fast for."""
     desired = batch(3000)
     p = _planned(desired, {})
     assert text.render_plan(p) == _oracle(p)

@@ -99,9 +99,10 @@ def test_every_stopping_guard_is_in_the_one_block_with_its_flag() -> None:
     out = render_markdown(plan)
     assert len(parse(out).root.all("blockquote")) == 1
     quote = _top(out)[0]
-    assert [n.tag for n in quote.children if isinstance(n, Node)] == ["p", "p", "p", "pre"]
+    assert [n.tag for n in quote.children if isinstance(n, Node)] == ["p", "p", "p", "ul"]
     assert "`--allow-mass-removal` and `--allow-protected-change`" in out.split("\n")[1]
-    assert quote.all("pre")[0].text() == f"{plan.impact.protected[0]}\n"  # type: ignore[union-attr]
+    assert [li.text() for li in quote.all("li")] == list(plan.impact.protected)  # type: ignore[union-attr]
+    assert not quote.all("pre")  # wrapped text, never a side-scrolling block
     text = render_text(plan).split("\n")
     assert [line for line in text if line.startswith("STOPPED: ")] == [
         f"STOPPED: mass-removal guard: {plan.guard_violation}",
@@ -116,8 +117,8 @@ def test_the_markdown_verdict_names_stay_text() -> None:
     out = render_markdown(plan)
     doc = parse(out)
     quote = _top(out)[0]
-    assert [n.tag for n in quote.children if isinstance(n, Node)] == ["p", "p", "pre"]
-    code = quote.all("pre")[0].text().split("\n")
+    assert [n.tag for n in quote.children if isinstance(n, Node)] == ["p", "p", "ul"]
+    code = [li.text() for li in quote.all("li")]
     assert code[0] == plan.impact.protected[0]  # type: ignore[union-attr]
     assert (
         code[1]
@@ -133,7 +134,7 @@ def test_the_markdown_verdict_names_stay_text() -> None:
 def test_a_long_protected_list_is_bounded_in_markdown_and_whole_in_text() -> None:
     names = [f"p{i}" for i in range(PROTECTED_SHOWN + 5)]
     plan = _protected(*names)
-    code = _top(render_markdown(plan))[0].all("pre")[0].text().strip().split("\n")
+    code = [li.text() for li in _top(render_markdown(plan))[0].all("li")]
     assert len(code) == PROTECTED_SHOWN + 1 and code[-1] == "… and 5 more"
     text = render_text(plan)
     assert all(f"  {{user={n}}} producer_byte_rate" in text for n in names)

@@ -32,6 +32,7 @@ from kquota.cli import console
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.impact_options import ProtectArgs, protect_options
 from kquota.cli.options import TargetingArgs, echo_warnings, live_targeting_options
+from kquota.cli.output import refuse_inputs, write_output
 from kquota.cli.timeout_option import (
     MAX_TIMEOUT,
     MIN_TIMEOUT,
@@ -166,6 +167,14 @@ RAMP_INTERVAL = Duration("--ramp-interval", MIN_TIMEOUT, MAX_TIMEOUT)
     show_default=True,
     help=duration_help("Wait between ramp steps (drift is checked after it):", RAMP_INTERVAL),
 )
+@click.option(
+    "--result",
+    "result_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
+    help="Also write the outcome as JSON to FILE (applied, nothing to do, failed or refused; "
+    "what was committed, verified and audited), also when apply fails.",
+)
 @protect_options
 @timeout_option("apply")
 def command(
@@ -181,6 +190,7 @@ def command(
     no_lease: bool,
     ramp: bool,
     ramp_interval: float,
+    result_file: Path | None,
     guard: ProtectArgs,
 ) -> None:
     """Apply a saved PLAN.json, or plan PATHS against the live cluster and apply.
@@ -194,25 +204,69 @@ def command(
         ramp_interval=ramp_interval, allow_oversubscription=allow_oversubscription,
     )  # fmt: skip
     reported: list[bool] = []
-    with signals_stop_apply(), collector_paused():  # large acyclic data: kquota.gcpause
-        try:
-            _apply(flags, reported)
-        except KeyboardInterrupt:
-            raise Interrupted(stop_signal(), after_report=bool(reported)) from None
+    seen = _Seen()
+    refuse_inputs(result_file, [("PLAN_OR_PATHS", p) for p in plan_or_paths])
+    try:
+        with signals_stop_apply(), collector_paused():  # large acyclic data: kquota.gcpause
+            try:
+                _apply(flags, reported, seen)
+            except KeyboardInterrupt:
+                raise Interrupted(stop_signal(), after_report=bool(reported)) from None
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+        _write_result(result_file, seen, None, code)
+        raise
+    except (KquotaError, click.ClickException) as e:
+        message = e.format_message() if isinstance(e, click.ClickException) else str(e)
+        _write_result(result_file, seen, message, e.exit_code)
+        raise
+    except click.Abort:
+        _write_result(result_file, seen, "aborted: not confirmed", 1)
+        raise
+    _write_result(result_file, seen, None, 0)
 
 
-def _apply(flags: ApplyFlags, reported: list[bool]) -> None:
+@dataclass
+class _Seen:
+    """_Seen is what apply got to, for ``--result``: the plan, the report, the audit."""
+
+    cluster: str | None = None
+    total: int | None = None
+    report: ApplyReport | None = None
+    audit: AuditOutcome | None = None
+
+
+def _write_result(path: Path | None, seen: _Seen, error: str | None, code: int) -> None:
+    if path is None:
+        return
+    from kquota.render.apply_result import render_result, result_data
+
+    audit = None if seen.audit is None else (seen.audit.confirmed, seen.audit.message)
+    data = result_data(
+        cluster=seen.cluster,
+        total=seen.total,
+        report=seen.report,
+        audit=audit,
+        error=error,
+        exit_code=code,
+    )
+    write_output(path, render_result(data))
+
+
+def _apply(flags: ApplyFlags, reported: list[bool], seen: _Seen) -> None:
     """flags -> request -> the apply operation -> report -> exit code."""
     request = _request(flags)
     if flags.ramp:
-        _apply_ramped(flags, request, reported)
+        _apply_ramped(flags, request, reported, seen)
         return
     # Progress (phases, a bar per response) is the status line's: kquota.cli.waiting.
-    view = _Terminal(flags.auto_approve, reported, request.target.cluster_name)
+    view = _Terminal(flags.auto_approve, reported, seen, request.target.cluster_name)
     result = run_apply(request, view)
+    seen.cluster, seen.total = result.plan.cluster, len(result.plan.alterations)
     if result.report is None:
         click.echo("nothing to apply")
         return
+    seen.audit = result.audit
     if result.audit is not None:
         _report_audit(result.audit, result.report)
     if not result.report.ok:
@@ -257,6 +311,7 @@ class _Terminal:
 
     auto_approve: bool
     reported: list[bool]
+    seen: _Seen
     cluster_name: str | None = None
 
     def loaded(self, warnings: tuple[object, ...]) -> None:
@@ -267,6 +322,8 @@ class _Terminal:
 
     def shown(self, plan: Plan, warnings: tuple[str, ...]) -> None:
         from kquota.render.text import render_plan as render_text
+
+        self.seen.cluster, self.seen.total = plan.cluster, len(plan.alterations)
 
         with timings.span("render"):
             echo_warnings(warnings)
@@ -295,6 +352,11 @@ class _Terminal:
             raise click.Abort()
 
     def committed(self, plan: Plan, report: ApplyReport) -> None:
+        self.seen.cluster, self.seen.total, self.seen.report = (
+            plan.cluster,
+            len(plan.alterations),
+            report,
+        )
         for line in apply_report_lines(report, len(plan.alterations)):
             click.echo(line)
         self.reported.append(True)
@@ -322,7 +384,9 @@ class _RampStep(_Terminal):
             self.confirmed.append(True)
 
 
-def _apply_ramped(flags: ApplyFlags, request: ApplyRequest, reported: list[bool]) -> None:
+def _apply_ramped(
+    flags: ApplyFlags, request: ApplyRequest, reported: list[bool], seen: _Seen
+) -> None:
     """_apply_ramped applies a saved plan in ramp steps (:mod:`kquota.operations.ramp`): the
     plan is read and checked as every saved plan is, the schedule is shown and confirmed once,
     then each step goes the whole apply road (its own request, checks, lease and audit)."""
@@ -364,11 +428,13 @@ def _apply_ramped(flags: ApplyFlags, request: ApplyRequest, reported: list[bool]
         else:
             click.echo(f"ramp: the cluster holds step {n - 1} of {total}; resuming at step {n}")
 
-    view = _RampStep(flags.auto_approve, reported, target.cluster_name)
+    # One view for every step: --result records the last step's outcome.
+    view = _RampStep(flags.auto_approve, reported, seen, target.cluster_name)
 
     def step(plan: Plan) -> ApplyResult:
         # Each step publishes and confirms its own events (its own audit client).
         result = run_apply(replace(request, source=plan), view)
+        seen.audit = result.audit
         if result.audit is not None and result.audit.confirmed:
             click.echo(result.audit.message)  # each step's events, as they are confirmed
         return result

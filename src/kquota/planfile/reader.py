@@ -89,13 +89,22 @@ _TOP = (
     "summary",
     *IMPACT_FIELDS,
     "lookalikes",  # derived from the alterations for a reader (render/json.py); ignored
+    "groups",  # the alterations grouped by change, for a reader (render/json.py); ignored
     "capacity",  # the capacity report (issue 23), for a reader; its guard's stop is kept
     "controller_notes",  # what other controllers will do (issue 23), for a reader; ignored
     "throttle_replay",  # the throttle replay (issue 30), for a reader; its guard's stop is kept
 )
 _META = ("created_at", "desired_digest", "kquota_version")
 _OPTIONAL_TOP = frozenset(
-    {*_META, *IMPACT_FIELDS, "lookalikes", "capacity", "controller_notes", "throttle_replay"}
+    {
+        *_META,
+        *IMPACT_FIELDS,
+        "lookalikes",
+        "groups",
+        "capacity",
+        "controller_notes",
+        "throttle_replay",
+    }
 )
 _ALTERATION = ("entity", "change", "ops")
 _OP = ("key", "value", "remove", "before")

@@ -57,6 +57,61 @@ def _sum(k: KeyCapacity, s: KeySum) -> str:
     return shown if ratio is None else f"{shown}, {ratio:.2f}x"
 
 
+def key_verdict(k: KeyCapacity) -> str:
+    """verdict is the key's verdict after the plan, in words: ``fits``, ``oversubscribed
+    1.5x``, or why it cannot tell."""
+    a = k.after
+    if a.unbounded:
+        return "cannot tell: a default applies to unknown principals"
+    if not a.limited:
+        return "no quotas"
+    ratio = a.ratio(k.capacity)
+    if ratio is None:
+        return "cannot tell: no capacity known"
+    return "fits" if ratio <= 1 else f"oversubscribed {ratio:.1f}x"
+
+
+BAR = 24
+"""Cells of a bar that stand for one broker's capacity; a bar runs to twice that, then ``▶``."""
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def _bar(s: KeySum, capacity: float | None) -> str:
+    """_bar is the sum against one broker's capacity: blocks to the sum, ``░`` to the
+    capacity mark ``│``, ``▶`` past twice the capacity; an unbounded sum is ``▒``."""
+    if s.unbounded:
+        return "▒" * BAR + "│ unbounded"
+    ratio = s.ratio(capacity)
+    if ratio is None or not s.limited:
+        return " " * BAR + "│ " + (NO_QUOTAS if not s.limited else "no capacity known")
+    eighths = round(min(ratio, 2.0) * BAR * 8)
+    full, part = divmod(eighths, 8)
+    cells = "█" * full + (_EIGHTHS[part] if part else "")
+    if full < BAR:
+        cells = cells + "░" * (BAR - len(cells))
+        bar = cells + "│"
+    else:
+        bar = cells[:BAR] + "│" + cells[BAR:] + ("▶" if ratio > 2.0 else "")
+    return f"{bar} {ratio:.2f}x"
+
+
+def _drawn(s: KeySum) -> bool:
+    return s.unbounded or bool(s.limited)
+
+
+def bar_lines(report: CapacityReport) -> list[str]:
+    """bar_lines draws each key's sum before and after the plan against one broker's
+    capacity (``│``), with the verdict: plain text for a terminal or a code block."""
+    # A key without quotas before or after has nothing to draw.
+    keys = [k for k in report.keys if _drawn(k.before) or _drawn(k.after)]
+    width = max((len(k.key) for k in keys), default=0)
+    out = []
+    for k in keys:
+        out.append(f"{k.key:<{width}}  before {_bar(k.before, k.capacity)}")
+        out.append(f"{'':<{width}}  after  {_bar(k.after, k.capacity)}  {key_verdict(k)}")
+    return out
+
+
 def _capacity(k: KeyCapacity) -> str:
     if k.capacity is None:
         return f"no capacity known ({k.capacity_source})"
@@ -80,7 +135,8 @@ def text_lines(report: CapacityReport) -> list[str]:
         f"Capacity, per broker ({_facts_line(report)}; {report.principals} principals known):",
     ]
     for k in report.keys:
-        out.append(f"  {k.key}: {_sum(k, k.before)} -> {_sum(k, k.after)} of {_capacity(k)}")
+        change = f"{_sum(k, k.before)} -> {_sum(k, k.after)}"
+        out.append(f"  {k.key}: {change} of {_capacity(k)}: {key_verdict(k)}")
         a = k.after
         if a.unbounded:
             defaults = ", ".join(display_entity(e) for e in a.defaults[:ENTITIES_SHOWN])
@@ -99,8 +155,8 @@ def text_lines(report: CapacityReport) -> list[str]:
             )
         for e, v in k.never_throttle[:ENTITIES_SHOWN]:
             out.append(
-                f"    can never throttle: {display_entity(e)} = {_value(k.key, v)}, above one "
-                "broker's capacity"
+                f"    warning: can never throttle: {display_entity(e)} = {_value(k.key, v)}, "
+                "above one broker's capacity"
             )
         if len(k.never_throttle) > ENTITIES_SHOWN:
             out.append(f"    ... and {len(k.never_throttle) - ENTITIES_SHOWN} more above capacity")
@@ -113,6 +169,10 @@ def text_lines(report: CapacityReport) -> list[str]:
         out.append("  note: " + CALLBACK_NOTE.format(callback=safe_text(report.callback)))
         if STATIC_QUOTA_CALLBACK in report.callback:
             out.append("  note: " + STATIC_NOTE)
+    bars = bar_lines(report)
+    if bars:
+        out += ["  Sum per broker against one broker's capacity (│):"]
+        out += [f"    {safe_text(line)}" for line in bars]
     out += _ceiling_text(report.ceilings)
     return out
 
@@ -136,7 +196,8 @@ def _maybe(key: str, value: float | None) -> str:
 
 
 _HEADER = (
-    "| key | before | after | capacity per broker | protected (after) |\n|---|---:|---:|---|---:|"
+    "| key | verdict | before | after | capacity per broker | protected (after) |\n"
+    "|---|---|---:|---:|---|---:|"
 )
 _CEILING_HEADER = (
     "| principal | key | quota | from | × leading brokers | × all brokers |\n"
@@ -165,12 +226,29 @@ def markdown_lines(report: CapacityReport, b: Budget) -> list[str]:
         protected = "" if k.protected_after is None else _sum(k, k.protected_after)
         if k.protected_over:
             protected = f"**{protected}: over capacity**"
+        shown = key_verdict(k)
+        shown = f"**{shown}**" if shown.startswith("oversubscribed") else shown
         rows.append(
-            f"| `{k.key}` | {md.text(_sum(k, k.before), cell=True)} | "
+            f"| `{k.key}` | {shown} | {md.text(_sum(k, k.before), cell=True)} | "
             f"{md.text(_sum(k, k.after), cell=True)} | {md.text(_capacity(k), cell=True)} | "
             f"{md.text(protected, cell=True) if not k.protected_over else protected} |"
         )
     rows.append("")
+    bars = bar_lines(report)
+    if bars:
+        rows += [*md.fenced_lines(bars).splitlines(), ""]
+    never = []
+    for k in report.keys:
+        for e, v in k.never_throttle[:ENTITIES_SHOWN]:
+            never.append(
+                f"> `{k.key}`: {md.entity(e)} = {md.text(_value(k.key, v))} can never "
+                "throttle (above one broker's capacity).<br>"
+            )
+        if len(k.never_throttle) > ENTITIES_SHOWN:
+            never.append(f"> … and {len(k.never_throttle) - ENTITIES_SHOWN} more above capacity.")
+    if never:
+        never[-1] = never[-1].removesuffix("<br>")
+        rows += ["> [!WARNING]", *never, ""]
     details = []
     for k in report.keys:
         a = k.after
@@ -182,13 +260,6 @@ def markdown_lines(report: CapacityReport, b: Budget) -> list[str]:
             )
         if a.unlimited:
             details.append(f"- `{k.key}`: {a.unlimited} known principals have no quota.")
-        for e, v in k.never_throttle[:ENTITIES_SHOWN]:
-            details.append(
-                f"- `{k.key}`: {md.entity(e)} = {md.text(_value(k.key, v))} can never "
-                "throttle (above one broker's capacity)."
-            )
-        if len(k.never_throttle) > ENTITIES_SHOWN:
-            details.append(f"- … and {len(k.never_throttle) - ENTITIES_SHOWN} more above capacity.")
     for line in report.stopped:
         verdict = "overridden" if report.oversubscription_allowed else "stops the plan"
         details.append(f"- **Capacity guard ({verdict}):** {md.text(line)}")

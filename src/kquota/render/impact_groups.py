@@ -7,9 +7,11 @@ throttle harder first. Shared by the text and markdown renderers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from kquota.plan.impact import describe_change
 from kquota.plan.resolver import Principal, ResolutionChange, ResolvedQuota
 
 SAMPLE = 3
@@ -27,6 +29,8 @@ class ImpactGroup:
     percent: str
     count: int
     sample: tuple[Principal, ...]
+    protected: int = 0
+    """How many of the group are protected principals (their change is a guard's finding)."""
 
 
 def _direction(before: ResolvedQuota | None, after: ResolvedQuota | None) -> str:
@@ -53,8 +57,35 @@ def percent(before: ResolvedQuota | None, after: ResolvedQuota | None) -> str:
     return ("<0.1" if text in ("+0", "-0") else text) + "%"
 
 
-def group_changes(changes: Sequence[ResolutionChange]) -> list[ImpactGroup]:
-    """group_changes groups ``changes``: throttled harder first, then larger groups first."""
+BAR = 10
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def _bar(value: float | None, scale: float) -> str:
+    if value is None or scale <= 0 or not math.isfinite(value) or not math.isfinite(scale):
+        return "▒" * BAR  # unlimited: no bar can say how much
+    eighths = round(max(0.0, min(value / scale, 1.0)) * BAR * 8)
+    full, part = divmod(eighths, 8)
+    cells = "█" * full + (_EIGHTHS[part] if part else "")
+    return cells + "░" * (BAR - len(cells))
+
+
+def bars(before: ResolvedQuota | None, after: ResolvedQuota | None) -> tuple[str, str]:
+    """bars draws before and after against the larger of the two (``▒``: unlimited), so a
+    reader sees at a glance how much harder the quota throttles."""
+    values = [q.value for q in (before, after) if q is not None]
+    scale = max(values, default=0.0)
+    b = _bar(None if before is None else before.value, scale)
+    a = _bar(None if after is None else after.value, scale)
+    return b, a
+
+
+def group_changes(
+    changes: Sequence[ResolutionChange], protected: Collection[str] = ()
+) -> list[ImpactGroup]:
+    """group_changes groups ``changes``: throttled harder first, then larger groups first.
+    ``protected``: the protected-principals guard's findings
+    (:func:`kquota.plan.impact.describe_change` of each), counted per group."""
     groups: dict[tuple[object, ...], list[ResolutionChange]] = {}
     for c in changes:
         key = (
@@ -66,6 +97,7 @@ def group_changes(changes: Sequence[ResolutionChange]) -> list[ImpactGroup]:
     out = []
     for members in groups.values():
         first = members[0]
+        guarded = sum(1 for m in members if describe_change(m) in protected) if protected else 0
         out.append(
             ImpactGroup(
                 key=first.key,
@@ -75,6 +107,7 @@ def group_changes(changes: Sequence[ResolutionChange]) -> list[ImpactGroup]:
                 percent=percent(first.before, first.after),
                 count=len(members),
                 sample=tuple(m.principal for m in members[:SAMPLE]),
+                protected=guarded,
             )
         )
     out.sort(key=lambda g: (_ORDER[g.direction], -g.count))

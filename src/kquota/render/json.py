@@ -1,8 +1,11 @@
 """JSON rendering: :meth:`Plan.to_data`, the versioned contract, indented.
 
-One field is added for a reader when it applies: ``lookalikes``, the pairs of an entity
-deleted and one created whose names read the same (:mod:`kquota.plan.lookalike`). The plan
-reader accepts and ignores it (it is derived from the alterations). JSON escapes any name.
+Fields are added for a reader when they apply: ``groups`` (printed for review, not in a
+fleet's plan files: it repeats every entity), the alterations grouped by the same change,
+removals first, each op with its ``direction`` and ``percent``
+(:mod:`kquota.render.change_groups`); ``lookalikes``, the pairs of an entity deleted and one
+created whose names read the same (:mod:`kquota.plan.lookalike`). The plan reader accepts
+and ignores both (they are derived from the alterations). JSON escapes any name.
 """
 
 from __future__ import annotations
@@ -14,16 +17,20 @@ import orjson
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution
 from kquota.plan.types import ChangeKind, Plan
+from kquota.render.change_groups import groups_data
 
 
-def render_plan(plan: Plan) -> str:
-    """render_plan is the plan's JSON contract, two-space indented, newline-terminated."""
-    return orjson.dumps(plan_data(plan), option=orjson.OPT_INDENT_2).decode() + "\n"
+def render_plan(plan: Plan, *, review: bool = False) -> str:
+    """render_plan is the plan's JSON contract, two-space indented, newline-terminated;
+    ``review`` adds ``groups`` (the JSON printed for a reader, not a fleet's plan files)."""
+    return orjson.dumps(plan_data(plan, review=review), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def plan_data(plan: Plan) -> dict[str, Any]:
+def plan_data(plan: Plan, *, review: bool = False) -> dict[str, Any]:
     """plan_data is what :func:`render_plan` writes, as data."""
     data = plan.to_data()
+    if review and plan.alterations:
+        data["groups"] = groups_data(plan.alterations)
     pairs = lookalikes(plan.alterations)
     if pairs:
         deleted = {a.entity for a in plan.alterations if a.kind is ChangeKind.DELETE}

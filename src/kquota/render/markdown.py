@@ -37,8 +37,14 @@ from kquota.plan.types import (
 )
 from kquota.render import md_escape as md
 from kquota.render import verdict
+from kquota.render.change_groups import (
+    DEFAULT_REACH,
+    ChangeGroup,
+    change_mark,
+    group_alterations,
+)
 from kquota.render.format import value_with_unit
-from kquota.render.impact_groups import ImpactGroup, group_changes
+from kquota.render.impact_groups import ImpactGroup, bars, group_changes
 
 FOLD_THRESHOLD = 20
 COMMENT_LIMIT = 65_536
@@ -59,7 +65,7 @@ _IGNORED_TITLES = {
     IgnoreReason.NOT_DECLARED: "not declared, left alone (prune is off)",
     IgnoreReason.DECLARED_OUT_OF_SCOPE: "declared but outside the ownership scope",
 }
-_HEADER = "| | entity | key | before | after |\n|---|---|---|---:|---:|"
+_HEADER = "| | entity | key | before | after | change |\n|---|---|---|---:|---:|---|"
 _IMPACT_HEADER = "| | key | before | after | change | principals |\n|---|---|---|---|---:|---|"
 _NAMED_HEADER = "| principal | key | before | after |\n|---|---|---|---|"
 # Lines kept back for the closing parts and the note on what was left out.
@@ -214,8 +220,11 @@ def _changes(plan: Plan, pairs: dict[Entity, tuple[Entity, ...]], b: _Budget) ->
     creates = [a for a in plan.alterations if a.kind is ChangeKind.CREATE]
     removing = [a for a in updates if _removes(a)]
     setting = [a for a in updates if not _removes(a)]
-    if len(plan.alterations) <= FOLD_THRESHOLD:
-        return _table(deletes + removing + setting + creates, pairs, b, "changes")
+    removals = group_alterations(deletes + removing, pairs)
+    sets = group_alterations(setting, pairs)
+    news = group_alterations(creates, pairs)
+    if len(removals) + len(sets) + len(news) <= FOLD_THRESHOLD:
+        return _table(removals + sets + news, pairs, b, "changes")
     out: list[str] = []
     if deletes or removing:
         what = []
@@ -225,74 +234,119 @@ def _changes(plan: Plan, pairs: dict[Entity, tuple[Entity, ...]], b: _Budget) ->
             what.append(
                 f"{len(removing)} {_plural(len(removing), 'entity', 'entities')} losing keys"
             )
-        out += _section(f"#### Removals: {', '.join(what)}", deletes + removing, pairs, b)
-    for kind, group in ((ChangeKind.UPDATE, setting), (ChangeKind.CREATE, creates)):
-        if not group:
+        out += _section(f"#### Removals: {', '.join(what)}", removals, pairs, b)
+    for kind, alts, groups in (
+        (ChangeKind.UPDATE, setting, sets),
+        (ChangeKind.CREATE, creates, news),
+    ):
+        if not groups:
             continue
-        title = f"<code>{kind.glyph}</code> {len(group)} {_KIND_TITLES[kind]}"
+        title = f"<code>{kind.glyph}</code> {len(alts)} {_KIND_TITLES[kind]}"
         if kind is ChangeKind.UPDATE and removing:
             title += " (without removals)"
-        out += _folded(title, group, pairs, b)
+        out += _folded(title, groups, pairs, b)
     return out
 
 
+def _ops(groups: Sequence[ChangeGroup]) -> int:
+    return sum(len(g.ops) * len(g.entities) for g in groups)
+
+
 def _section(
-    title: str, group: Sequence[Alteration], pairs: dict[Entity, tuple[Entity, ...]], b: _Budget
+    title: str, groups: Sequence[ChangeGroup], pairs: dict[Entity, tuple[Entity, ...]], b: _Budget
 ) -> list[str]:
     if not b.take([title, ""]):
-        b.omit("removals", sum(len(a.ops) for a in group))
+        b.omit("removals", _ops(groups))
         return []
-    return [title, "", *_table(group, pairs, b, "removals")]
+    return [title, "", *_table(groups, pairs, b, "removals")]
 
 
 def _folded(
-    title: str, group: Sequence[Alteration], pairs: dict[Entity, tuple[Entity, ...]], b: _Budget
+    title: str, groups: Sequence[ChangeGroup], pairs: dict[Entity, tuple[Entity, ...]], b: _Budget
 ) -> list[str]:
     wrapper = [f"<details><summary>{title}</summary>", "", "</details>", ""]
-    what = "updates" if group[0].kind is ChangeKind.UPDATE else "creates"
+    what = "updates" if groups[0].kind is ChangeKind.UPDATE else "creates"
     if not b.take(wrapper):
-        b.omit(what, sum(len(a.ops) for a in group))
+        b.omit(what, _ops(groups))
         return []
-    return [*wrapper[:2], *_table(group, pairs, b, what), *wrapper[2:]]
+    return [*wrapper[:2], *_table(groups, pairs, b, what), *wrapper[2:]]
 
 
 def _table(
-    group: Sequence[Alteration],
+    groups: Sequence[ChangeGroup],
     pairs: dict[Entity, tuple[Entity, ...]],
     b: _Budget,
     what: str,
 ) -> list[str]:
     header = _HEADER.split("\n")
     if not b.take([*header, ""]):
-        b.omit(what, sum(len(a.ops) for a in group))
+        b.omit(what, _ops(groups))
         return []
     rows: list[str] = []
-    left = sum(len(a.ops) for a in group)
-    for a in group:
-        lines = [_row(a, i, op, pairs) for i, op in enumerate(a.ops)]
+    left = _ops(groups)
+    for g in groups:
+        # A removal's every name, a set's first ones: fewer (halved) until the row fits.
+        wanted = names = max(len(g.entities) - GROUP_NAMES, 0)
+        if not g.removes:
+            wanted = names = min(names, GROUP_FOLD_NAMES)
+        lines = [_row(g, i, op, pairs, names) for i, op in enumerate(g.ops)]
+        while not b.fits(lines) and names > 0:
+            names //= 2
+            lines = [_row(g, i, op, pairs, names) for i, op in enumerate(g.ops)]
         if not b.take(lines):
             break
+        b.omit("entity names", wanted - names)
         rows += lines
-        left -= len(a.ops)
+        left -= len(g.ops) * len(g.entities)
     if left:
         b.omit(what, left)
-        rows.append(f"| | … {left} more {_plural(left, 'change', 'changes')} not shown | | | |")
+        rows.append(f"| | … {left} more {_plural(left, 'change', 'changes')} not shown | | | | |")
     return [*header, *rows, ""]
 
 
-def _row(a: Alteration, i: int, op: Op, pairs: dict[Entity, tuple[Entity, ...]]) -> str:
+GROUP_NAMES = 3
+"""Names in a group's row; the rest are behind its fold."""
+GROUP_FOLD_NAMES = 200
+"""Names behind the fold of a group of sets; a group of removals has every name there (as
+many as the comment holds); the JSON plan's ``groups`` has every one."""
+
+
+def _row(
+    g: ChangeGroup, i: int, op: Op, pairs: dict[Entity, tuple[Entity, ...]], names: int
+) -> str:
     glyph = entity = ""
     if i == 0:
-        glyph = f"`{a.kind.glyph}`"
-        entity = md.entity(a.entity, cell=True)
-        alike = pairs.get(a.entity)
+        glyph = f"`{g.kind.glyph}`"
+        entity = _entities(g, pairs, names)
+    before = "" if op.before is None else value_with_unit(op.key, op.before)
+    removed = op.remove or op.value is None
+    after = "unlimited" if removed or op.value is None else value_with_unit(op.key, op.value)
+    key = f"`{op.kind.glyph}` {md.code(op.key, cell=True)}"
+    return f"| {glyph} | {entity} | {key} | {before} | {after} | {change_mark(op)} |"
+
+
+def _entities(g: ChangeGroup, pairs: dict[Entity, tuple[Entity, ...]], folded: int) -> str:
+    """_entities is a row's entity cell: the entity, or how many with a few names and up to
+    ``folded`` more behind a fold (on one line: a table cell cannot hold more)."""
+    n = len(g.entities)
+    if n == 1:
+        cell = md.entity(g.entities[0], cell=True)
+        alike = pairs.get(g.entities[0])
         if alike:
             others = ", ".join(md.entity(e, cell=True) for e in alike)
-            entity += f" ⚠️ **looks like** {others}"
-    before = "" if op.before is None else value_with_unit(op.key, op.before)
-    after = "*(removed)*" if op.remove or op.value is None else value_with_unit(op.key, op.value)
-    key = f"`{op.kind.glyph}` {md.code(op.key, cell=True)}"
-    return f"| {glyph} | {entity} | {key} | {before} | {after} |"
+            cell += f" ⚠️ **looks like** {others}"
+    else:
+        names = [md.entity(e, cell=True) for e in g.entities[: GROUP_NAMES + folded]]
+        cell = f"**{n} entities**: {', '.join(names[:GROUP_NAMES])}"
+        if n > GROUP_NAMES:
+            rest = ", ".join(names[GROUP_NAMES:])
+            more = n - len(names)
+            if more:
+                rest += f" … and {more} more (the JSON plan's `groups` lists all)"
+            cell += f" <details><summary>and {n - GROUP_NAMES} more</summary>{rest}</details>"
+    if g.default:
+        cell += f" *(default: {DEFAULT_REACH})*"
+    return cell
 
 
 def _lookalike_note(pairs: dict[Entity, tuple[Entity, ...]]) -> list[str]:
@@ -354,17 +408,19 @@ def _impact(impact: PlanImpact, b: _Budget) -> list[str]:
     if not b.take(intro + sources):
         b.omit("impact changes", len(changes))
         return []
-    return intro + _impact_table(changes, b) + sources
+    return intro + _impact_table(changes, b, impact.protected) + sources
 
 
-def _impact_table(changes: Sequence[ResolutionChange], b: _Budget) -> list[str]:
+def _impact_table(
+    changes: Sequence[ResolutionChange], b: _Budget, protected: Sequence[str] = ()
+) -> list[str]:
     header = _IMPACT_HEADER.split("\n")
     if not changes:
         return []
     if not b.take([*header, ""]):
         b.omit("impact changes", len(changes))
         return []
-    groups = group_changes(changes)
+    groups = group_changes(changes, frozenset(protected))
     rows: list[str] = []
     for i, g in enumerate(groups):
         row = _impact_row(g)
@@ -384,10 +440,16 @@ def _impact_row(g: ImpactGroup) -> str:
     names = ", ".join(md.entity(p.entity(), cell=True) for p in g.sample)
     if g.count > len(g.sample):
         names += f" and {g.count - len(g.sample)} more"
+    change = g.percent
+    if g.direction != "same":  # a bar where the value moves
+        before, after = bars(g.before, g.after)
+        change += f" `{before}`→`{after}`"
+    if g.protected:
+        change += f" 🛡️ **{g.protected} protected**"
     return (
         f"| {_DIRECTION[g.direction]} | {md.code(g.key, cell=True)} | "
         f"{_resolved(g.before, cell=True)} | {_resolved(g.after, cell=True)} | "
-        f"{g.percent} | {g.count}: {names} |"
+        f"{change} | {g.count}: {names} |"
     )
 
 

@@ -1,7 +1,10 @@
 """Plain-text rendering for a terminal or a log: the golden, reviewable form of a plan.
 
 Layout: one block per altered entity, headed by its change glyph (``+`` create, ``~`` update,
-``-`` delete) and its KIP-546 form; under it one line per op; removals first. Then the
+``-`` delete) and its KIP-546 form; under it one line per op, an update with its direction
+and size (``lower by 75%``), a removal as ``unlimited``; removals first. Entities with the
+same change share a block (:mod:`kquota.render.change_groups`): how many, a few names (a
+removal's every name); a ``<default>`` entity says whom it reaches. Then the
 totals and what was left alone. When a guard stops the plan, its verdict comes first, above
 the title (:mod:`kquota.render.verdict`); a guard the operator overrode is noted under the
 title. With ``--impact``, the principals whose effective quotas change (the first
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kquota.model import Entity, display_entities
+from kquota.model import Entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
 from kquota.plan.types import (
@@ -27,8 +30,14 @@ from kquota.plan.types import (
     SourceCount,
 )
 from kquota.render import verdict
+from kquota.render.change_groups import (
+    DEFAULT_REACH,
+    ChangeGroup,
+    change_words,
+    group_alterations,
+)
 from kquota.render.format import display_entity, number, safe_text, value_with_unit
-from kquota.render.impact_groups import group_changes
+from kquota.render.impact_groups import bars, group_changes
 
 _IGNORED_WORDS = {
     IgnoreReason.OUT_OF_SCOPE: "out of scope",
@@ -128,45 +137,57 @@ def _alteration_lines(
     pairs: dict[Entity, tuple[Entity, ...]],
     lines: list[str],
 ) -> tuple[int, int]:
-    """_alteration_lines adds each alteration's block (the entity after ``glyph``, then its
-    ops) to ``lines``; returns the quota values set and removed."""
+    """_alteration_lines adds each group's block (:mod:`kquota.render.change_groups`: the
+    entity, or how many with a few names, after ``glyph``; then the ops) to ``lines``;
+    returns the quota values set and removed."""
     append = lines.append
-    # A new key's line, by key, then value: plans repeat a few tiers across 100k lines. Only
-    # positive values, so no two keys are equal floats that print apart (0.0, -0.0) and NaN
-    # is none; at most _MEMO_LIMIT lines, whatever the plan holds.
-    created: dict[str, dict[float, str]] = {}
-    remembered = sets = removed = 0
-    heads = display_entities([a.entity for a in alterations], glyph + " ")
-    for a, line in zip(alterations, heads, strict=True):
-        if pairs:
-            alike = pairs.get(a.entity)
-            if alike:
-                line += "  <- looks like " + ", ".join(display_entity(e) for e in alike)
-        append(line)
-        for op in a.ops:
+    sets = removed = 0
+    # An op's line, by op: plans repeat a few tiers across 100k lines. Only ops whose values
+    # are all positive, so that no two equal ops print apart (0.0 and -0.0) and NaN is none;
+    # at most _MEMO_LIMIT lines, whatever the plan holds.
+    shown: dict[Op, str] = {}
+    for g in group_alterations(alterations, pairs):
+        n = len(g.entities)
+        append(_group_head(glyph, g, pairs))
+        for op in g.ops:
             if op.remove:
-                removed += 1
-                append(f"    {_op_line(op)}")
-                continue
-            sets += 1
-            value = op.value
-            if op.before is None and value is not None and value > 0:
-                by_value = created.get(op.key)
-                if by_value is None:
-                    by_value = created[op.key] = {}
-                shown = by_value.get(value)
-                if shown is None:
-                    shown = f"    {_op_line(op)}"
-                    if remembered < _MEMO_LIMIT:
-                        by_value[value] = shown
-                        remembered += 1
-                append(shown)
+                removed += n
             else:
-                append(f"    {_op_line(op)}")
+                sets += n
+            line = shown.get(op)
+            if line is None:
+                line = f"    {_op_line(op)}"
+                value, before = op.value, op.before
+                positive = (value is None or value > 0) and (before is None or before > 0)
+                if positive and len(shown) < _MEMO_LIMIT:
+                    shown[op] = line
+            append(line)
     return sets, removed
 
 
 _MEMO_LIMIT = 4096
+
+
+GROUP_NAMES = 3
+"""Names shown for a group of sets; a group of removals shows every name."""
+
+
+def _group_head(glyph: str, g: ChangeGroup, pairs: dict[Entity, tuple[Entity, ...]]) -> str:
+    n = len(g.entities)
+    if n == 1:
+        e = g.entities[0]
+        line = f"{glyph} {display_entity(e)}"
+        alike = pairs.get(e)
+        if alike:
+            line += "  <- looks like " + ", ".join(display_entity(x) for x in alike)
+    else:
+        shown = g.entities if g.removes else g.entities[:GROUP_NAMES]
+        names = ", ".join(display_entity(e) for e in shown)
+        more = f" and {n - len(shown)} more (--format json lists all)" if n > len(shown) else ""
+        line = f"{glyph} {n} entities, the same change: {names}{more}"
+    if g.default:
+        line += f"  (default: {DEFAULT_REACH})"
+    return line
 
 
 def totals_line(plan: Plan) -> str:
@@ -194,12 +215,14 @@ def _values(n: int) -> str:
 def _op_line(op: Op) -> str:
     if op.remove:
         assert op.before is not None
-        return f"- {safe_text(op.key)}: {value_with_unit(op.key, op.before)} -> (removed)"
+        return f"- {safe_text(op.key)}: {value_with_unit(op.key, op.before)} -> unlimited (removed)"
     assert op.value is not None
     if op.before is None:
         return f"+ {safe_text(op.key)}: {value_with_unit(op.key, op.value)}"
     before = value_with_unit(op.key, op.before)
-    return f"~ {safe_text(op.key)}: {before} -> {value_with_unit(op.key, op.value)}"
+    change = change_words(op)
+    change = f", {change}" if change else ""
+    return f"~ {safe_text(op.key)}: {before} -> {value_with_unit(op.key, op.value)}{change}"
 
 
 def _left_alone(plan: Plan) -> list[str]:
@@ -243,12 +266,16 @@ def _impact(impact: PlanImpact) -> list[str]:
             f"Impact: {len(changes)} effective {_quotas(len(changes))} of {who} "
             f"{_principals(who)} change ({impact.principals} resolved), throttled harder first:"
         )
-        groups = group_changes(changes)
+        groups = group_changes(changes, frozenset(impact.protected))
         for g in groups[:IMPACT_LINES]:
             before, after = _resolved(g.before), _resolved(g.after)
             lines.append(
                 f"  {_DIRECTION[g.direction]} {safe_text(g.key)}: {before} -> {after} ({g.percent})"
             )
+            if g.direction != "same":  # a bar where the value moves
+                bar_before, bar_after = bars(g.before, g.after)
+                mark = f"  PROTECTED: {g.protected}" if g.protected else ""
+                lines.append(f"    {bar_before} -> {bar_after}{mark}")
             names = ", ".join(display_entity(p.entity()) for p in g.sample)
             more = f" and {g.count - len(g.sample)} more" if g.count > len(g.sample) else ""
             lines.append(f"    {g.count} {_principals(g.count)}: {names}{more}")

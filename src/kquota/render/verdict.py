@@ -86,7 +86,8 @@ def markdown_lines(plan: Plan) -> list[str]:
         if len(protected) > len(shown):
             shown.append(f"… and {len(protected) - len(shown)} more")
         head = f"**Protected principals:** {_PROTECTED}"
-        parts.append([head, *md.fenced_lines(shown).splitlines()])
+        # A list, not a code block: it wraps where the comment does, never side-scrolls.
+        parts.append([head, "", *(f"- {md.text(v)}" for v in shown)])
     if plan.capacity is not None and plan.capacity.stops:
         parts += [[f"**Capacity guard:** {md.text(v)}."] for v in plan.capacity.stopped]
     if plan.replay is not None and plan.replay.stops:
@@ -103,8 +104,8 @@ def json_plan(plan: Plan) -> str:
     refuses it) first when a guard stops it, else exactly the contract."""
     refusal = plan.refusal
     if refusal is None:
-        return render_plan(plan)
-    data = {"refusal": refusal, **plan_data(plan)}
+        return render_plan(plan, review=True)
+    data = {"refusal": refusal, **plan_data(plan, review=True)}
     return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 

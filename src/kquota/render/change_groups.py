@@ -1,0 +1,172 @@
+"""A plan's alterations as a reader takes them in: each change's direction and size, and
+repeated changes grouped. Shared by the text, markdown and JSON renderers.
+
+A plan that moves a hundred users from one tier to another says the same thing a hundred
+times; a reviewer needs it once, with how many entities and which. Alterations group when
+they have the same kind and exactly the same ops (key, before, after, removal each) and the
+same entity shape (its types, and which of them are ``<default>``): a default entity never
+shares a row with named ones, since it reaches every principal without a quota of its own.
+Groups keep the planner's order (first member first) within :func:`removals_first`'s ranks.
+
+Direction is the entity's own limit, not a principal's effective quota (``--impact`` shows
+those): ``lower`` and ``higher`` for an update, ``new`` for a key set where there was none,
+``removed`` for a key removed (the entity no longer limits it: unlimited unless a less
+specific quota applies).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from kquota.model import Entity
+from kquota.plan.types import Alteration, ChangeKind, Op
+
+LOWER, HIGHER, SAME, NEW, REMOVED = "lower", "higher", "same", "new", "removed"
+DEFAULT_REACH = "reaches every principal without a quota of its own"
+"""What a ``<default>`` entity is marked with, wherever it is shown."""
+
+
+def direction(op: Op) -> str:
+    """direction is :data:`LOWER`, :data:`HIGHER`, :data:`SAME`, :data:`NEW` or
+    :data:`REMOVED` for ``op``'s limit on its entity."""
+    if op.remove or op.value is None:
+        return REMOVED
+    if op.before is None:
+        return NEW
+    if op.value < op.before:
+        return LOWER
+    return HIGHER if op.value > op.before else SAME
+
+
+def percent(op: Op) -> float | None:
+    """percent is the update's change in percent of the value before (``-75.0``), or None
+    where a number would mislead: a new or removed key, a value from or to a non-finite one,
+    or from zero."""
+    if op.remove or op.value is None or op.before is None:
+        return None
+    before, after = op.before, op.value
+    if not (math.isfinite(before) and math.isfinite(after)) or before == 0:
+        return None
+    return (after - before) / abs(before) * 100
+
+
+def percent_text(p: float) -> str:
+    """percent_text is ``75%``, ``0.5%``, ``<0.1%``: the size, without its sign."""
+    size = abs(p)
+    if size == 0:
+        return "0%"
+    if size < 0.1:
+        return "<0.1%"
+    shown = f"{size:.1f}".rstrip("0").rstrip(".") if size < 100 else f"{size:.0f}"
+    return f"{shown}%"
+
+
+def change_mark(op: Op) -> str:
+    """change_mark is the markdown change cell: ``▼75%``, ``▲100%``, ``new limit``,
+    ``▲ removed``, ``= same`` (a no-break space: a narrow column never splits it)."""
+    d = direction(op)
+    if d == REMOVED:
+        return "▲\u00a0removed"
+    if d == NEW:
+        return "new limit"
+    if d == SAME:
+        return "=\u00a0same"
+    p = percent(op)
+    arrow = "▼" if d == LOWER else "▲"
+    return arrow if p is None else f"{arrow}{percent_text(p)}"
+
+
+def change_words(op: Op) -> str:
+    """change_words is the plain-text form: ``lower by 75%``, ``higher by 100%``, ``lower``."""
+    d = direction(op)
+    if d not in (LOWER, HIGHER):
+        return ""
+    p = percent(op)
+    return d if p is None else f"{d} by {percent_text(p)}"
+
+
+def is_default(entity: Entity) -> bool:
+    """is_default: one of the entity's types is ``<default>``."""
+    return any(name is None for _, name in entity.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeGroup:
+    """ChangeGroup is alterations with the same kind, ops and entity shape, in plan order."""
+
+    kind: ChangeKind
+    ops: tuple[Op, ...]
+    entities: tuple[Entity, ...]
+
+    @property
+    def removes(self) -> bool:
+        return self.kind is ChangeKind.DELETE or any(op.remove for op in self.ops)
+
+    @property
+    def default(self) -> bool:
+        return is_default(self.entities[0])
+
+
+def _signature(a: Alteration) -> tuple[object, ...]:
+    parts = a.entity.parts
+    if len(parts) == 1:  # most entities: no generator for them
+        shape: tuple[object, ...] = (parts[0][0], parts[0][1] is None)
+    else:
+        shape = tuple((t, n is None) for t, n in parts)
+    # The ops themselves: equal values are one change (0.0 and -0.0 print alike).
+    return (a.kind, shape, a.ops)
+
+
+def group_alterations(
+    alterations: Sequence[Alteration], alone: Collection[Entity] = ()
+) -> list[ChangeGroup]:
+    """group_alterations groups ``alterations`` (already in the order to show them): each
+    group at its first member's place. An entity in ``alone`` (one with a look-alike, say)
+    is a group of its own."""
+    members: dict[tuple[object, ...], list[Alteration]] = {}
+    for a in alterations:
+        sig = (a.entity,) if a.entity in alone else _signature(a)
+        members.setdefault(sig, []).append(a)
+    return [
+        ChangeGroup(group[0].kind, group[0].ops, tuple(a.entity for a in group))
+        for group in members.values()
+    ]
+
+
+def op_data(op: Op) -> dict[str, object]:
+    """op_data is the op's contract fields plus ``direction`` and ``percent`` (rounded to
+    0.01, null where :func:`percent` is)."""
+    p = percent(op)
+    return {
+        **op.to_data(),
+        "direction": direction(op),
+        "percent": None if p is None else round(p, 2),
+    }
+
+
+def rank(a: Alteration) -> int:
+    """rank is the order a reader takes alterations in: deletes, updates that remove keys,
+    other updates, creates."""
+    if a.kind is ChangeKind.DELETE:
+        return 0
+    if a.kind is ChangeKind.UPDATE:
+        return 1 if any(op.remove for op in a.ops) else 2
+    return 3
+
+
+def groups_data(alterations: Sequence[Alteration]) -> list[dict[str, object]]:
+    """groups_data is the JSON plan's ``groups``, removals first: every group with all its
+    entities."""
+    ordered = sorted(alterations, key=rank)
+    return [
+        {
+            "change": g.kind.word,
+            "count": len(g.entities),
+            "default": g.default,
+            "ops": [op_data(op) for op in g.ops],
+            "entities": [e.to_json() for e in g.entities],
+        }
+        for g in group_alterations(ordered)
+    ]
