@@ -56,21 +56,27 @@ def test_an_array_over_the_cap_is_never_encoded(compact: bool) -> None:
     assert out == bytearray(), "nothing is written before the refusal"
 
 
-def _describe_frame(version: int, entries: int, entry: bytes | None = None) -> bytes:
-    """A DescribeClientQuotas response frame of ``entries`` copies of one entry (by default
-    user u with producer_byte_rate 1.0), all its bytes there."""
+def _describe_frame(version: int, entries: int) -> bytes:
+    """A DescribeClientQuotas response frame of ``entries`` users (u0000000, u0000001, ...),
+    each with producer_byte_rate 1.0, all their bytes there."""
     compact = version >= 1
     header = struct.pack(">i", 7) + (b"\x00" if compact else b"")
     message = b"\x00" if compact else b"\xff\xff"  # null ErrorMessage
-    if entry is None:
-        key = b"producer_byte_rate"
-        if compact:
-            entry = b"\x02\x05user\x02u\x00" + b"\x02" + bytes((len(key) + 1,)) + key
-            entry += struct.pack(">d", 1.0) + b"\x00\x00"
-        else:
-            entry = struct.pack(">i", 1) + b"\x00\x04user\x00\x01u" + struct.pack(">i", 1)
-            entry += struct.pack(">h", len(key)) + key + struct.pack(">d", 1.0)
-    body = struct.pack(">ih", 0, 0) + message + _count(entries, compact) + entry * entries
+    key = b"producer_byte_rate"
+    if compact:
+        head = b"\x02\x05user\x09"
+        tail = b"\x00\x02" + bytes((len(key) + 1,)) + key + struct.pack(">d", 1.0) + b"\x00\x00"
+    else:
+        head = struct.pack(">i", 1) + b"\x00\x04user\x00\x08"
+        tail = struct.pack(">i", 1) + struct.pack(">h", len(key)) + key + struct.pack(">d", 1.0)
+    body = b"".join(
+        [
+            struct.pack(">ih", 0, 0),
+            message,
+            _count(entries, compact),
+            *(head + b"u%07d" % i + tail for i in range(entries)),
+        ]
+    )
     return header + body + (b"\x00" if compact else b"")
 
 
@@ -80,11 +86,11 @@ def test_a_describe_response_over_the_cap_is_read_by_the_fast_reader_and_the_int
 ) -> None:
     """A broker sends every entity it holds (its writer checks no count; 3.9's and 4.3's Java
     readers take it, 4.4's refuses it): Entries is read past the cap, bounded by the frame.
-    Every entry names the same entity here, so the state has one."""
+    """
     frame = _describe_frame(version, CAP + 1)
     fast = qw.decode_describe_response(version, frame)
-    assert fast.error_code == 0
-    assert fast.state == {Entity.of({"user": "u"}): {"producer_byte_rate": 1.0}}
+    assert fast.error_code == 0 and len(fast.state) == CAP + 1
+    assert fast.state[Entity.of({"user": f"u{CAP:07d}"})] == {"producer_byte_rate": 1.0}
     _, body = kp.decode_response(kp.DESCRIBE_CLIENT_QUOTAS, version, frame)
     assert len(body["Entries"]) == CAP + 1
 
