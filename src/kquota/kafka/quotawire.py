@@ -110,14 +110,15 @@ class _Reader:
             return n - 1, pos
         return _I16.unpack_from(buf, pos)[0], pos + 2
 
-    def count(self, buf: bytes, pos: int) -> tuple[int, int]:
+    def count(self, buf: bytes, pos: int, cap: int = MAX_ARRAY_ELEMENTS) -> tuple[int, int]:
         """count reads an array count (-1 = null) and the position after it; a count over
-        the cap declines, so that the interpreter refuses it with its message."""
+        ``cap`` (the bytes left, for an array read past the cap) declines, so that the
+        interpreter refuses it with its message."""
         if self.compact:
             n, pos = self.length(buf, pos)
         else:
             n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
-        if n > MAX_ARRAY_ELEMENTS:
+        if n > cap:
             raise _Declined
         return n, pos
 
@@ -272,7 +273,7 @@ def _describe_fast(version: int, payload: bytes) -> DescribeAnswer:
     pos = _body_start(buf, r.compact)
     _, code = _THROTTLE_AND_CODE.unpack_from(buf, pos)
     message, pos = r.string(buf, pos + 6)
-    count, pos = r.count(buf, pos)
+    count, pos = r.count(buf, pos, len(buf))  # Entries is read past the cap (READ_PAST_CAP)
     if count < -1:
         raise _Declined
     state: QuotaState = {}
@@ -707,7 +708,7 @@ def _describe_flexible(buf: bytes) -> DescribeAnswer:
     _, code = _THROTTLE_AND_CODE.unpack_from(buf, pos)
     message, pos = _compact_string(buf, pos + 6)
     count, pos = _compact_length(buf, pos)
-    if count < -1 or count > MAX_ARRAY_ELEMENTS:
+    if count < -1 or count > len(buf) - pos:  # Entries is read past the cap (READ_PAST_CAP)
         raise _Declined
     state: QuotaState = {}
     interned: dict[bytes, str] = {}

@@ -1,5 +1,6 @@
-"""The array cap (Kafka 4.4's): over 1,000,000 elements is refused both ways, and kquota's
-own AlterClientQuotas requests are chunked far below it."""
+"""The array cap (Kafka 4.4's): over 1,000,000 elements is refused both ways, but for the
+describe answer, which a broker sends whole; kquota's own AlterClientQuotas requests are
+chunked far below it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import kquota.kafka.protocol as kp
 from kquota.kafka import quotawire as qw
 from kquota.kafka.admin import DEFAULT_CHUNK_KEYS, QuotaAlteration, QuotaOp, chunk_alterations
 from kquota.kafka.protocol import primitives as p
+from kquota.kafka.protocol.codec import READ_PAST_CAP, message_codec
 from kquota.kafka.protocol.primitives import MAX_ARRAY_ELEMENTS, FieldError
 from kquota.model import Entity
 
@@ -54,17 +56,66 @@ def test_an_array_over_the_cap_is_never_encoded(compact: bool) -> None:
     assert out == bytearray(), "nothing is written before the refusal"
 
 
-@pytest.mark.parametrize("version", [0, 1])
-def test_a_describe_response_over_the_cap_is_refused_by_the_fast_reader_too(version: int) -> None:
+def _describe_frame(version: int, entries: int) -> bytes:
+    """A DescribeClientQuotas response frame of ``entries`` users (u0000000, u0000001, ...),
+    each with producer_byte_rate 1.0, all their bytes there."""
     compact = version >= 1
     header = struct.pack(">i", 7) + (b"\x00" if compact else b"")
     message = b"\x00" if compact else b"\xff\xff"  # null ErrorMessage
-    # Entries whose bytes are all there (a null entity and no values each), one too many.
-    entry = b"\x00\x01\x00" if compact else b"\xff\xff\xff\xff\x00\x00\x00\x00"
-    body = struct.pack(">ih", 0, 0) + message + _count(CAP + 1, compact) + entry * (CAP + 1)
-    with pytest.raises(kp.ProtocolError, match="exceeds the limit of 1,000,000") as info:
-        qw.decode_describe_response(version, header + body + (b"\x00" if compact else b""))
+    key = b"producer_byte_rate"
+    if compact:
+        head = b"\x02\x05user\x09"
+        tail = b"\x00\x02" + bytes((len(key) + 1,)) + key + struct.pack(">d", 1.0) + b"\x00\x00"
+    else:
+        head = struct.pack(">i", 1) + b"\x00\x04user\x00\x08"
+        tail = struct.pack(">i", 1) + struct.pack(">h", len(key)) + key + struct.pack(">d", 1.0)
+    body = b"".join(
+        [
+            struct.pack(">ih", 0, 0),
+            message,
+            _count(entries, compact),
+            *(head + b"u%07d" % i + tail for i in range(entries)),
+        ]
+    )
+    return header + body + (b"\x00" if compact else b"")
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_a_describe_response_over_the_cap_is_read_by_the_fast_reader_and_the_interpreter(
+    version: int,
+) -> None:
+    """A broker sends every entity it holds (its writer checks no count; 3.9's and 4.3's Java
+    readers take it, 4.4's refuses it): Entries is read past the cap, bounded by the frame.
+    """
+    frame = _describe_frame(version, CAP + 1)
+    fast = qw.decode_describe_response(version, frame)
+    assert fast.error_code == 0 and len(fast.state) == CAP + 1
+    assert fast.state[Entity.of({"user": f"u{CAP:07d}"})] == {"producer_byte_rate": 1.0}
+    _, body = kp.decode_response(kp.DESCRIBE_CLIENT_QUOTAS, version, frame)
+    assert len(body["Entries"]) == CAP + 1
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_a_describe_count_the_bytes_cannot_hold_is_refused(version: int) -> None:
+    """Past the cap the bytes are the bound: a count more entries than the frame holds."""
+    frame = bytearray(_describe_frame(version, 3))
+    compact = version >= 1
+    at = 4 + (1 if compact else 0) + 6 + (1 if compact else 2)
+    big = _count(CAP + 1, compact)
+    frame[at : at + len(_count(3, compact))] = big
+    with pytest.raises(kp.ProtocolError, match="cannot fit in the") as info:
+        qw.decode_describe_response(version, bytes(frame))
     assert info.value.path == "Entries"
+
+
+def test_only_the_describe_answer_is_read_past_the_cap() -> None:
+    """The other arrays keep the cap: an AlterClientQuotas response over it is refused."""
+    assert {"DescribeClientQuotasResponse": frozenset({"Entries"})} == READ_PAST_CAP
+    codec = message_codec("AlterClientQuotasResponse", 1)
+    entry = b"\x00\x00\x00" + b"\x02\x05user\x02u\x00" + b"\x00"
+    body = struct.pack(">i", 0) + _count(CAP + 1, True) + entry * (CAP + 1) + b"\x00"
+    with pytest.raises(kp.ProtocolError, match="exceeds the limit of 1,000,000"):
+        codec.decode(body)
 
 
 def _alteration(name: str) -> QuotaAlteration:

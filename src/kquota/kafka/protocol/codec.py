@@ -41,6 +41,17 @@ _MISSING: Any = object()
 _F64 = struct.Struct(">d")
 _PAUSE_GC_ABOVE = 1 << 16  # bytes; below this the pause costs more than it saves
 
+READ_PAST_CAP: dict[str, frozenset[str]] = {
+    "DescribeClientQuotasResponse": frozenset({"Entries"}),
+}
+"""READ_PAST_CAP: the top-level arrays, per message, that have no element cap
+(:data:`~kquota.kafka.protocol.primitives.MAX_ARRAY_ELEMENTS`), only the bytes of their frame.
+A broker of any version answers DescribeClientQuotas with every matching entity (its writer
+checks no count), and 3.9's and 4.3's Java readers take any count the bytes hold; Kafka
+4.4's reader refuses over a million (``MessageUtil.MAX_ARRAY_LENGTH``), so its AdminClient
+and ``kafka-configs`` cannot describe such a cluster. Capping the answer would leave a
+larger cluster unreadable by any request: the filter cannot split a single entity shape."""
+
 _ZERO: dict[str, Any] = {
     "int8": 0,
     "int16": 0,
@@ -108,7 +119,9 @@ def _default_test(field: FieldSpec, version: int) -> Callable[[Any], bool]:
     return lambda v: bool(v == default and type(v) is type(default))
 
 
-def _compile_field(field: FieldSpec, version: int, flexible: bool) -> _Compiled:
+def _compile_field(
+    field: FieldSpec, version: int, flexible: bool, capped: bool = True
+) -> _Compiled:
     compact = flexible and (field.flexible_versions is None or version in field.flexible_versions)
     nullable = version in field.nullable_versions
     if field.is_array:
@@ -117,7 +130,11 @@ def _compile_field(field: FieldSpec, version: int, flexible: bool) -> _Compiled:
         else:
             element = _compile_primitive(field.element, compact, nullable=False)
         dec, enc = p.array_codec(
-            (element.decode, element.encode), element.min_size, compact, nullable
+            (element.decode, element.encode),
+            element.min_size,
+            compact,
+            nullable,
+            p.MAX_ARRAY_ELEMENTS if capped else None,
         )
         return _Compiled(dec, enc, 1 if compact else 4)
     if field.is_struct:
@@ -138,14 +155,19 @@ def _compile_primitive(type_name: str, compact: bool, nullable: bool) -> _Compil
     return _Compiled(dec, enc, p.FIXED_SIZE[type_name])
 
 
-def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool) -> _Compiled:
+def _compile_struct(
+    fields: tuple[FieldSpec, ...],
+    version: int,
+    flexible: bool,
+    uncapped: frozenset[str] = frozenset(),
+) -> _Compiled:
     regular: list[tuple[str, Decoder, Encoder, Callable[[], Any]]] = []
     tagged: list[_Tagged] = []
     min_size = 1 if flexible else 0
     for field in fields:
         if version not in field.versions:
             continue
-        compiled = _compile_field(field, version, flexible)
+        compiled = _compile_field(field, version, flexible, field.name not in uncapped)
         make = _default_factory(field, version)
         if field.tag is not None and version in field.tagged_versions and flexible:
             tagged.append(
@@ -391,7 +413,10 @@ def message_codec(name: str, version: int) -> MessageCodec:
             f"{name}: version {version} is not supported (valid: {spec.valid_versions})"
         )
     flexible = version in spec.flexible_versions
-    return MessageCodec(spec, version, flexible, _compile_struct(spec.fields, version, flexible))
+    uncapped = READ_PAST_CAP.get(name, frozenset())
+    return MessageCodec(
+        spec, version, flexible, _compile_struct(spec.fields, version, flexible, uncapped)
+    )
 
 
 def encode_body(message_name: str, version: int, body: Mapping[str, Any]) -> bytes:

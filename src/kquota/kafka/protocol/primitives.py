@@ -29,10 +29,13 @@ Encoder = Callable[[Any, bytearray], None]
 _MAX_UVARINT = 0xFFFFFFFF
 
 MAX_ARRAY_ELEMENTS = 1_000_000
-"""The most elements an array may have, both ways, as Kafka 4.4's own codec caps it: a count
-above it is refused when decoding (even if the bytes are there: it bounds the work a peer can
-ask for) and such an array is never encoded. kquota's requests stay far below it:
-AlterClientQuotas is chunked at 5,000 ops (``kquota.kafka.admin.DEFAULT_CHUNK_KEYS``)."""
+"""The most elements an array may have, both ways, as Kafka 4.4's own codec caps it
+(``MessageUtil.MAX_ARRAY_LENGTH``, checked by the generated readers only; 3.9 and 4.3 bound a
+count by the bytes left alone): a count above it is refused when decoding (even if the bytes
+are there: it bounds the work a peer can ask for) and such an array is never encoded. kquota's
+requests stay far below it: AlterClientQuotas is chunked at 5,000 ops
+(``kquota.kafka.admin.DEFAULT_CHUNK_KEYS``). The arrays a broker fills without a bound of its
+own are read past it (``kquota.kafka.protocol.codec.READ_PAST_CAP``)."""
 
 
 class FieldError(Exception):
@@ -298,15 +301,21 @@ def bytes_codec(compact: bool, nullable: bool) -> tuple[Decoder, Encoder]:
 
 
 def array_codec(
-    element: tuple[Decoder, Encoder], min_element_size: int, compact: bool, nullable: bool
+    element: tuple[Decoder, Encoder],
+    min_element_size: int,
+    compact: bool,
+    nullable: bool,
+    max_elements: int | None = MAX_ARRAY_ELEMENTS,
 ) -> tuple[Decoder, Encoder]:
     """array_codec: INT32 count (-1 null) or, when compact, uvarint N+1 (0 null).
 
     A count is rejected when even ``min_element_size`` bytes per element would not fit in
-    what is left, which bounds both memory and time on corrupt input.
+    what is left, which bounds both memory and time on corrupt input; and, both ways, when
+    it is over ``max_elements`` (None: the bytes, and so the frame, are the only bound).
     """
     decode_element, encode_element = element
     floor = max(min_element_size, 1)
+    cap = max_elements if max_elements is not None else -1
 
     def decode(buf: bytes, pos: int) -> tuple[Any, int]:
         n, pos = _read_length(buf, pos, compact, True)
@@ -315,8 +324,8 @@ def array_codec(
         left = len(buf) - pos
         if n * floor > left:
             raise FieldError(f"array of {n} elements cannot fit in the {left} bytes left")
-        if n > MAX_ARRAY_ELEMENTS:
-            raise FieldError(f"array of {n} elements exceeds the limit of {MAX_ARRAY_ELEMENTS:,}")
+        if n > cap >= 0:
+            raise FieldError(f"array of {n} elements exceeds the limit of {cap:,}")
         items: list[Any] = []
         append = items.append
         for i in range(n):
@@ -336,10 +345,8 @@ def array_codec(
             return
         if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
             raise FieldError(f"expected a list, got {type(value).__name__}")
-        if len(value) > MAX_ARRAY_ELEMENTS:
-            raise FieldError(
-                f"array of {len(value)} elements exceeds the limit of {MAX_ARRAY_ELEMENTS:,}"
-            )
+        if len(value) > cap >= 0:
+            raise FieldError(f"array of {len(value)} elements exceeds the limit of {cap:,}")
         _write_length(len(value), out, compact, True)
         for i, item in enumerate(value):
             try:
