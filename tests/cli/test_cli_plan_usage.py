@@ -191,7 +191,10 @@ def test_bad_usage_options_and_settings_are_refused(repo: Path) -> None:
     (repo / "kquota.yaml").write_text(CONFIG.replace("0.1", "1.5"))
     code, _, err = run(*BASE)
     assert code == 1
-    assert "kquota.yaml:6: clusters.c1.policy.usage.max_throttled_fraction: " in err
+    assert (
+        "kquota.yaml:6:39: clusters.c1.policy.usage.max_throttled_fraction: 1.5 is out of range;"
+        " allowed: a number from 0 to 1"
+    ) in err
     (repo / "kquota.yaml").write_text(CONFIG.replace("num: 30", "num: 0"))
     code, _, err = run(*BASE)
     assert code == 1 and "clusters.c1.quota_window.num: " in err
