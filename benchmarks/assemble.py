@@ -13,6 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 ORDER = [
     ("describe", "bench_describe.py"),
+    ("describe-past-cap", "../tests/kafka/test_kafka_describe_past_cap.py"),
     ("plan-live-1m", "bench_plan_live.py"),
     ("wire", "bench_wire.py"),
     ("yaml", "bench_yaml_parse.py"),
@@ -25,6 +26,7 @@ ORDER = [
     ("fleet-cluster", "bench_fleet.py"),
     ("failover", "bench_failover.py"),
     ("lease", "bench_lease.py"),
+    ("usage", "bench_usage.py"),
 ]
 INTRO = """# Benchmarks
 
