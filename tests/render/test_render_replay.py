@@ -217,3 +217,21 @@ def test_durations_read_at_a_glance() -> None:
         "2h",
         "3d 1h",
     ]
+
+
+def test_a_measured_peak_reads_in_whole_bytes_not_sixteen_digits() -> None:
+    """A windowed rate is a measurement: its peak over the bound is shown rounded (text and
+    markdown), while the JSON plan keeps it as computed."""
+    state: QuotaState = {Entity.of({"user": "a"}): {P: 8 * MiB}}
+    desired: QuotaState = {Entity.of({"user": "a"}): {P: 2 * MiB}}
+    peak = 3.3 * MiB  # 3460300.8000000003: binary floating point, as the replay computes it
+    plan = _plan(state, desired, _rows("a", [peak, peak]))
+    over = plan.replay.replayed[0].after.peak_over if plan.replay else None
+    assert over is not None and not float(over).is_integer()
+    shown = f"peak {round(over)} (1.3 MiB/s) over the bound"
+    assert shown in text.render_plan(plan)
+    rendered = markdown.render_plan(plan)
+    assert f"| {round(over)} (1.3 MiB/s) |" in rendered
+    assert repr(over).split(".")[1] not in rendered
+    after = json.loads(render_json(plan))["throttle_replay"]["principals"][0]["throttled_after"]
+    assert after["peak_over_bound"] == over

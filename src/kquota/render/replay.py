@@ -79,14 +79,14 @@ def _worst(key: str, r: Replayed) -> str:
     """_worst is where and how hard the plan's bound throttles, for one principal."""
     a = r.after
     if not a.throttled_ms:
-        return f"never above the new bound (peak {value_with_unit(key, a.peak_rate)})"
+        return f"never above the new bound (peak {_measured(key, a.peak_rate)})"
     where = (
         f"{_span(a.throttled_ms)} of {_span(a.observed_ms)} on broker {safe_text(a.broker or '?')}"
     )
     if r.brokers > 1:
         where += f" ({a.brokers_throttled} of {r.brokers} brokers throttled)"
     delay = "" if a.throttle_time_ms is None else f", throttle time ~{_span(a.throttle_time_ms)}"
-    return f"{where}; peak {value_with_unit(key, a.peak_over)} over the bound{delay}"
+    return f"{where}; peak {_measured(key, a.peak_over)} over the bound{delay}"
 
 
 def summary(report: ReplayReport) -> str:
@@ -141,6 +141,13 @@ def text_lines(report: ReplayReport) -> list[str]:
         verdict = "overridden" if report.throttling_allowed else "STOPS the plan"
         out.append(f"  throttle guard ({verdict}): {safe_text(line)}")
     return out
+
+
+def _measured(key: str, value: float) -> str:
+    """A measured rate, not a quota: a windowed average carries no exactness worth 16 digits
+    (``1363148.8000000003``), so byte rates show whole bytes and request time two decimals.
+    The JSON plan keeps the value as computed."""
+    return value_with_unit(key, float(round(value, 2 if key == "request_percentage" else 0)))
 
 
 _HEADER = (
@@ -212,7 +219,7 @@ def _row(r: Replayed) -> str:
         throttled += f"<br>{md.text(CENSORED, cell=True)}"
     a = r.after
     broker = "" if not a.throttled_ms else md.text(a.broker or "?", cell=True)
-    over = "" if not a.peak_over else md.text(value_with_unit(c.key, a.peak_over), cell=True)
+    over = "" if not a.peak_over else md.text(_measured(c.key, a.peak_over), cell=True)
     return (
         f"| {md.entity(c.principal.entity(), cell=True)} | `{c.key}` | "
         f"{before_after} | {throttled} | {broker} | {over} |"
