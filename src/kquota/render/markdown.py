@@ -1,11 +1,12 @@
 """Markdown rendering for a pull-request comment (GitHub-flavoured).
 
 Order, top to bottom: the verdict when a guard stops the plan (one ``> [!CAUTION]`` block,
-:mod:`kquota.render.verdict`); the title; a caller's verdicts, as caution blocks; the guards
-the operator overrode, as warnings; the look-alike names (an entity removed and one created
-that read the same); the summary counts, never folded; a note when anything was left out; the
-removals (entities deleted, then updates that remove keys), listed by name and never folded;
-the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
+then a fold of what did not stop it, :mod:`kquota.render.verdict`); the title; a caller's
+verdicts, as caution blocks; the guards the operator overrode, as warnings (in the verdict's
+fold when another guard stops the plan); the look-alike names (an entity removed and one
+created that read the same); the summary counts, never folded; a note when anything was left
+out; the removals (entities deleted, then updates that remove keys), listed by name and never
+folded; the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
 alterations); with ``--impact`` the effective-quota changes grouped by change; with
 ``--usage`` the throttle replay (its summary line with the summary counts, never folded).
 

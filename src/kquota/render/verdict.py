@@ -8,7 +8,10 @@ principals it would throttle) and the flags that would let apply take it after r
 text and markdown renderers put this block above their title; :func:`json_plan` puts
 ``refusal`` first in the JSON printed for review (the saved plan file stays the plain
 contract). A guard that was overridden is not a verdict: the renderers note it where it
-applies.
+applies, and in markdown, under a verdict, in one ``<details>`` fold with the protected
+principals past the first ones, so what stops the plan is read first and what does not
+is one click away. Values read in the plan's units (:func:`kquota.display.value_with_unit`,
+as :mod:`kquota.plan.impact` writes them).
 
 Names in the detail (protected principals) are escaped by the medium's one rule: ``safe_text``
 for a terminal, :mod:`kquota.render.md_escape` for markdown.
