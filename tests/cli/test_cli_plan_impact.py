@@ -104,12 +104,13 @@ def test_protected_principal_stops_the_plan(repo: Path) -> None:
     )  # fmt: skip
     assert code == 1
     assert (
-        "protected principals: {user=svc-etl} producer_byte_rate: unlimited -> 1048576 from "
-        "{user=<default>}; saved in plan.json for review only" in err
+        "protected principals: {user=svc-etl} producer_byte_rate: unlimited -> 1048576 (1 MiB/s) "
+        "from {user=<default>}; saved in plan.json for review only" in err
     )
     assert out.startswith(
         "STOPPED: protected principals: the plan lowers or newly imposes their quotas:\n"
-        "  {user=svc-etl} producer_byte_rate: unlimited -> 1048576 from {user=<default>}\n"
+        "  {user=svc-etl} producer_byte_rate: unlimited -> 1048576 (1 MiB/s) "
+        "from {user=<default>}\n"
     )
     assert "Apply it only after review, with --allow-protected-change." in out
     # Kept for review: apply names the protected principals again and rechecks them live.

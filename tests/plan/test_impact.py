@@ -84,7 +84,7 @@ def test_protected_exact_names_are_resolved_without_discovery() -> None:
     impact = plan_impact(state, _plan(state, desired), [], policy)
     assert impact.principals == 1 and impact.stops
     assert impact.protected == (
-        "{user=svc-etl} producer_byte_rate: unlimited -> 100 from {user=<default>}",
+        "{user=svc-etl} producer_byte_rate: unlimited -> 100 (100 B/s) from {user=<default>}",
     )
 
 
@@ -96,8 +96,8 @@ def test_protected_globs_match_found_principals_and_only_tightening_stops() -> N
     impact = plan_impact(state, _plan(state, desired), who, policy)
     assert len(impact.changes) == 4  # both principals, both keys
     assert impact.protected == (
-        "{user=svc-a, client-id=loader} producer_byte_rate: 100 from {user=<default>} -> "
-        "50 from {user=<default>}",
+        "{user=svc-a, client-id=loader} producer_byte_rate: 100 (100 B/s) from {user=<default>} "
+        "-> 50 (50 B/s) from {user=<default>}",
     )
     allowed = plan_impact(
         state,
@@ -106,6 +106,21 @@ def test_protected_globs_match_found_principals_and_only_tightening_stops() -> N
         Policy(protect=policy.protect, allow_protected_change=True),
     )
     assert allowed.protected == impact.protected and not allowed.stops
+
+
+def test_the_protected_verdict_reads_in_the_plans_units() -> None:
+    """A byte rate reads as the rendered plan shows it, the raw value first; a key whose
+    name says its unit stays a bare number."""
+    pct = "request_percentage"
+    state: QuotaState = {E(user="svc"): {P: 8388608.0, pct: 20.0}}
+    desired: QuotaState = {E(user="svc"): {P: 1572864.0, pct: 5.0}}
+    policy = Policy(protect=(ProtectMatch.of({"user": "svc"}),))
+    impact = plan_impact(state, _plan(state, desired), [Principal("svc")], policy)
+    assert sorted(impact.protected) == [
+        "{user=svc} producer_byte_rate: 8388608 (8 MiB/s) from {user=svc} -> "
+        "1572864 (1.5 MiB/s) from {user=svc}",
+        "{user=svc} request_percentage: 20 from {user=svc} -> 5 from {user=svc}",
+    ]
 
 
 def test_protect_match_rules() -> None:

@@ -1,19 +1,22 @@
 """Golden renderings: each case's plan as JSON, text and Markdown, compared byte for byte.
 
 Inputs per case in ``golden/<case>/``: ``desired.json`` and ``snapshot.json`` (the snapshot
-format; desired state has the same shape), ``case.json`` (cluster, policy, principals).
+format; desired state has the same shape), ``case.json`` (cluster, policy, principals; with
+``protect`` in the policy the principals are the plan's impact, and its verdict is rendered).
 Outputs: ``plan.json``, ``plan.txt``, ``plan.md``. Regenerate after an intended change with
 ``KQUOTA_REGEN_GOLDEN=1 pytest tests/render`` and review the diff; without it, any drift fails.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from kquota.plan.impact import plan_impact
 from kquota.plan.planner import plan
 from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal, resolution_changes
@@ -35,6 +38,9 @@ def render_case(case: Path) -> dict[str, str]:
     p = plan(desired, snapshot, policy, cluster=meta["cluster"])
     principals = [Principal(**x) for x in meta.get("principals", [])]
     changes = resolution_changes(snapshot, simulate_plan(snapshot, p), principals)
+    if policy.protect:
+        p = dataclasses.replace(p, impact=plan_impact(snapshot, p, principals, policy))
+        changes = []
     return {
         "plan.json": render_json.render_plan(p),
         "plan.txt": text.render_plan(p, changes),

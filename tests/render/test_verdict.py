@@ -11,12 +11,14 @@ import pytest
 
 from gfm import Node, parse
 from kquota.model import Entity
+from kquota.plan.impact import plan_impact
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
+from kquota.plan.policy import Policy, ProtectMatch
+from kquota.plan.resolver import Principal
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan, PlanImpact
 from kquota.render.markdown import render_plan as render_markdown
 from kquota.render.text import render_plan as render_text
-from kquota.render.verdict import PROTECTED_SHOWN, json_plan
+from kquota.render.verdict import PROTECTED_FOLDED, PROTECTED_SHOWN, json_plan
 
 HOSTILE = "ev```il <img src=x> [link](https://x.example) **b** @team #1 <!-- ``"
 P = "producer_byte_rate"
@@ -134,10 +136,77 @@ def test_the_markdown_verdict_names_stay_text() -> None:
 def test_a_long_protected_list_is_bounded_in_markdown_and_whole_in_text() -> None:
     names = [f"p{i}" for i in range(PROTECTED_SHOWN + 5)]
     plan = _protected(*names)
-    code = [li.text() for li in _top(render_markdown(plan))[0].all("li")]
-    assert len(code) == PROTECTED_SHOWN + 1 and code[-1] == "… and 5 more"
+    top = _top(render_markdown(plan))
+    code = [li.text() for li in top[0].all("li")]
+    assert len(code) == PROTECTED_SHOWN + 1 and code[-1] == "… and 5 more, folded below"
+    # The rest folds under the verdict, above the title: listed, not merely counted.
+    assert [n.tag for n in top[:3]] == ["blockquote", "details", "h3"]
+    fold = top[1]
+    assert fold.all("summary")[0].text() == "5 more protected principals"
+    assert [li.text() for li in fold.all("li")] == list(plan.impact.protected[PROTECTED_SHOWN:])  # type: ignore[union-attr]
     text = render_text(plan)
     assert all(f"  {{user={n}}} producer_byte_rate" in text for n in names)
+
+
+def test_the_fold_is_bounded_too() -> None:
+    names = [f"p{i}" for i in range(PROTECTED_SHOWN + PROTECTED_FOLDED + 7)]
+    fold = _top(render_markdown(_protected(*names)))[1]
+    items = [li.text() for li in fold.all("li")]
+    assert len(items) == PROTECTED_FOLDED + 1
+    assert items[-1] == "… and 7 more, in the text and JSON plans"
+    assert fold.all("summary")[0].text() == f"{PROTECTED_FOLDED + 7} more protected principals"
+
+
+def _stopped_by_protected_with_mass_removal_overridden() -> Plan:
+    """A plan the planner and the impact make: four principals' byte rates newly limited by
+    a default, one protected; the removals past the guard's limit overridden."""
+    state = {Entity.of({"user": f"old{i}"}): {P: 2097152.0} for i in range(12)}
+    desired = {Entity.of({"user": None}): {P: 1048576.0}}
+    policy = Policy(
+        prune=True,
+        allow_mass_removal=True,
+        protect=(ProtectMatch.of({"user": "svc-*"}),),
+    )
+    plan = make_plan(desired, state, policy, cluster="prod")
+    who = [Principal("svc-etl"), Principal("alice")]
+    plan = dataclasses.replace(plan, impact=plan_impact(state, plan, who, policy))
+    assert plan.guard_violation is not None and plan.mass_removal_allowed
+    assert plan.impact is not None and plan.impact.stops
+    return plan
+
+
+VERDICT = "{user=svc-etl} producer_byte_rate: unlimited -> 1048576 (1 MiB/s) from {user=<default>}"
+
+
+def test_a_stopped_plans_first_lines_name_what_tripped_in_the_plans_units() -> None:
+    plan = _stopped_by_protected_with_mass_removal_overridden()
+    text = render_text(plan).split("\n")
+    assert text[:2] == [
+        "STOPPED: protected principals: the plan lowers or newly imposes their quotas:",
+        f"  {VERDICT}",
+    ]
+    assert json.loads(json_plan(plan))["refusal"] == f"protected principals: {VERDICT}"
+    out = render_markdown(plan)
+    assert out.startswith("> [!CAUTION]\n")
+    quote = _top(out)[0]
+    assert [li.text() for li in quote.all("li")] == [VERDICT]
+    assert [b.text() for b in quote.all("strong")][1] == "Protected principals:"
+    assert not parse(out).root.all("pre")  # wrapped text, never a side-scrolling block
+
+
+def test_what_did_not_trip_folds_below_the_verdict() -> None:
+    plan = _stopped_by_protected_with_mass_removal_overridden()
+    out = render_markdown(plan)
+    top = _top(out)
+    assert [n.tag for n in top[:3]] == ["blockquote", "details", "h3"]
+    assert "overridden" not in top[0].text()  # the verdict is what stops the plan, only
+    fold = top[1]
+    assert fold.all("summary")[0].text() == "1 guard overridden"
+    note = " ".join(fold.all("p")[0].text().split())
+    assert note == f"Mass-removal guard overridden (--allow-mass-removal): {plan.guard_violation}."
+    # Once, folded: not again as a warning under the title.
+    assert len(parse(out).root.all("blockquote")) == 1
+    assert out.count("Mass-removal guard overridden") == 1
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])

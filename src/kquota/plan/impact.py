@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kquota.display import number
+from kquota.display import value_with_unit
 from kquota.model import QuotaState, display_entity
 from kquota.plan.policy import Policy
 from kquota.plan.resolver import (
@@ -111,15 +111,14 @@ def protected_violations(changes: Sequence[ResolutionChange], policy: Policy) ->
 
 
 def describe_change(c: ResolutionChange) -> str:
-    """describe_change is ``{user=svc} producer_byte_rate: 2048 from {user=svc} -> 1024 from
-    {user=<default>}``, names made safe to print."""
-    return (
-        f"{display_entity(c.principal.entity())} {c.key}: {_value(c.before)} -> {_value(c.after)}"
-    )
+    """describe_change is ``{user=svc} producer_byte_rate: 2048 (2 KiB/s) from {user=svc} ->
+    1024 (1 KiB/s) from {user=<default>}``, names made safe to print, values in the units the
+    rendered plan shows them in (the guard's verdict is read beside it)."""
+    before, after = _value(c.key, c.before), _value(c.key, c.after)
+    return f"{display_entity(c.principal.entity())} {c.key}: {before} -> {after}"
 
 
-def _value(q: ResolvedQuota | None) -> str:
-
+def _value(key: str, q: ResolvedQuota | None) -> str:
     if q is None:
         return "unlimited"
-    return f"{number(q.value)} from {display_entity(q.source)}"
+    return f"{value_with_unit(key, q.value)} from {display_entity(q.source)}"

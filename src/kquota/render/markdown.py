@@ -1,11 +1,12 @@
 """Markdown rendering for a pull-request comment (GitHub-flavoured).
 
 Order, top to bottom: the verdict when a guard stops the plan (one ``> [!CAUTION]`` block,
-:mod:`kquota.render.verdict`); the title; a caller's verdicts, as caution blocks; the guards
-the operator overrode, as warnings; the look-alike names (an entity removed and one created
-that read the same); the summary counts, never folded; a note when anything was left out; the
-removals (entities deleted, then updates that remove keys), listed by name and never folded;
-the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
+then a fold of what did not stop it, :mod:`kquota.render.verdict`); the title; a caller's
+verdicts, as caution blocks; the guards the operator overrode, as warnings (in the verdict's
+fold when another guard stops the plan); the look-alike names (an entity removed and one
+created that read the same); the summary counts, never folded; a note when anything was left
+out; the removals (entities deleted, then updates that remove keys), listed by name and never
+folded; the other updates and the creates (folded per kind past :data:`FOLD_THRESHOLD`
 alterations); with ``--impact`` the effective-quota changes grouped by change; with
 ``--usage`` the throttle replay (its summary line with the summary counts, never folded).
 
@@ -160,28 +161,16 @@ def _caution(message: str) -> list[str]:
 
 
 def _overridden(plan: Plan) -> list[str]:
-    """_overridden notes each guard the operator overrode; a guard that stops the plan is in
-    the verdict (:mod:`kquota.render.verdict`) instead."""
-    out: list[str] = []
-    if plan.guard_violation is not None and plan.mass_removal_allowed:
-        violation = md.text(plan.guard_violation)
-        out += [
-            "> [!WARNING]",
-            f"> **Mass-removal guard overridden** (`--allow-mass-removal`): {violation}.",
-            "",
-        ]
-    impact = plan.impact
-    if impact is not None and impact.protected and impact.protected_change_allowed:
-        shown = impact.protected[:PROTECTED_SHOWN]
-        items = "".join(f"<br>{md.text(v)}" for v in shown)
-        if len(impact.protected) > len(shown):
-            items += f"<br>… and {len(impact.protected) - len(shown)} more"
-        out += [
-            "> [!WARNING]",
-            f"> **Protected-principals guard overridden** (`--allow-protected-change`):{items}",
-            "",
-        ]
-    return out
+    """_overridden notes each guard the operator overrode, as warnings; a plan another guard
+    stops has them in its verdict's fold, and the guard that stops it in the verdict
+    (:mod:`kquota.render.verdict`)."""
+    if plan.refusal is not None:
+        return []
+    return [
+        line
+        for note in verdict.overridden_notes(plan)
+        for line in ["> [!WARNING]", f"> {note}", ""]
+    ]
 
 
 def _summary(plan: Plan) -> list[str]:
