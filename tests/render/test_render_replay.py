@@ -128,7 +128,7 @@ def test_hostile_names_stay_text_and_tables_align() -> None:
     shown = table.column("principal")
     assert len(shown) == markdown_shown(len(HOSTILE))
     # every name is the resolver's own display of it, as text
-    from kquota.render.format import display_entity
+    from kquota.model import display_entity
 
     assert set(shown) <= {display_entity(Entity.of({"user": n})) for n in HOSTILE}
     assert all(n == len(table.header) for n in table.row_cells)

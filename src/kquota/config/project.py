@@ -468,7 +468,7 @@ def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     # duplicate keys visible, no recursion, PyYAML's own scalar semantics, and the same
     # bounds on depth, aliases and nodes as every YAML kquota reads.
     from kquota.desired.nodes import YAMLProblem, compose
-    from kquota.render.format import safe_text
+    from kquota.display import safe_text
 
     try:
         node = compose(text.encode("utf-8"))

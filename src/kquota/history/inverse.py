@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
+from kquota.display import number, safe_text
 from kquota.history.applies import EntityChange
-from kquota.model import Entity, QuotaState
+from kquota.model import Entity, QuotaState, display_entity
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan, Removals
-from kquota.render.format import display_entity, number, safe_text
 from kquota.target import Origin
 from kquota.timestamps import utc_now_iso
 from kquota.version import __version__

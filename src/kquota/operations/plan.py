@@ -38,8 +38,8 @@ class PlanResult:
 def ip_spelling_warnings(state: QuotaState) -> tuple[str, ...]:
     """ip_spelling_warnings names each address the cluster holds under several spellings
     (:func:`kquota.names.held_twice`): plans cannot make that safe alone."""
+    from kquota.display import safe_text
     from kquota.names import held_twice
-    from kquota.render.format import safe_text
 
     return tuple(
         f"the cluster holds one ip address as {', '.join(map(safe_text, spellings))}:"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kquota.audit_keys import Verdict
-from kquota.display import cut
+from kquota.display import cut, safe_text
 from kquota.errors import KquotaError
 from kquota.history.applies import (
     AppliedPlan,
@@ -27,7 +27,6 @@ from kquota.history.results import History, RevertResult
 from kquota.history.trail import BadRecord, RecordedChange, Trail, read_trail
 from kquota.model import Entity, display_entity
 from kquota.plan.types import Plan
-from kquota.render.format import safe_text
 from kquota.target import Origin, Target
 
 _SHOW = 20

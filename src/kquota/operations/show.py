@@ -142,7 +142,7 @@ def _fleet_plans(summary: Path) -> list[Path]:
     named = [r["cluster"] for r in rows]
     missing = sorted(set(named) - set(found))
     if missing:
-        from kquota.render.format import safe_text
+        from kquota.display import safe_text
 
         raise PlanFileError(
             str(summary),

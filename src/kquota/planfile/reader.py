@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from kquota.desired import rules
+from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_regular
-from kquota.model import ENTITY_TYPES, IP, Entity, sorted_by_entity
+from kquota.model import ENTITY_TYPES, IP, Entity, display_entity, sorted_by_entity
 from kquota.plan.guard import GuardRefused, judge
 from kquota.plan.policy import Policy
 from kquota.plan.types import (
@@ -55,7 +56,6 @@ from kquota.plan.types import (
     PlanImpact,
     Removals,
 )
-from kquota.render.format import display_entity, safe_text
 
 MAX_PLAN_BYTES = 1024 * MiB
 """The largest saved plan read: far above a real plan, far below what would exhaust memory."""

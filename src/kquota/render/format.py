@@ -1,11 +1,12 @@
-"""Formatting shared by the renderers: human units, and the safe names and numbers of
-:mod:`kquota.display` and :func:`kquota.model.display_entity`, re-exported here.
+"""Formatting shared by the renderers: human units beside the raw numbers.
+
+The safe names and numbers themselves live below the renderers, in :mod:`kquota.display` and
+:func:`kquota.model.display_entity`: every layer imports them from there.
 """
 
 from __future__ import annotations
 
-from kquota.display import display_name, number, safe_text
-from kquota.model import display_entity
+from kquota.display import number
 
 _BYTE_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate"})
 _BINARY_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
@@ -53,4 +54,4 @@ def _bytes_per_second(value: float) -> str:
     return f"{text} {unit}/s"
 
 
-__all__ = ["display_entity", "display_name", "human", "number", "safe_text", "value_with_unit"]
+__all__ = ["human", "value_with_unit"]
