@@ -32,6 +32,8 @@ PARTS = {
     "kafka": ("kquota.kafka",),
     "model": (
         "kquota.model",
+        "kquota.policy",
+        "kquota.principal",
         "kquota.display",
         "kquota.quotakeys",
         "kquota.names",

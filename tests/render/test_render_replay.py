@@ -11,8 +11,8 @@ import gfm
 from hostile_names import HOSTILE
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.render import markdown, text
 from kquota.render.json import render_plan as render_json
 from kquota.render.verdict import json_plan

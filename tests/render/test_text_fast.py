@@ -24,8 +24,8 @@ from kquota.display import DEFAULT_NAME_DISPLAY, name_by_rules, safe_text
 from kquota.model import Entity, QuotaState
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+from kquota.policy import Policy
 from kquota.render import text, verdict
 from kquota.render.change_groups import change_words
 from kquota.render.format import value_with_unit

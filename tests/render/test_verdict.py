@@ -12,8 +12,8 @@ import pytest
 from gfm import Node, parse
 from kquota.model import Entity
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan, PlanImpact
+from kquota.policy import Policy
 from kquota.render.markdown import render_plan as render_markdown
 from kquota.render.text import render_plan as render_text
 from kquota.render.verdict import PROTECTED_SHOWN, json_plan

@@ -76,7 +76,7 @@ from kquota.config.problems import Marks
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_text
 from kquota.model import ENTITY_TYPES
-from kquota.plan.policy import (
+from kquota.policy import (
     DEFAULT_MAX_REMOVAL_FRACTION,
     DEFAULT_MAX_REMOVALS,
     Policy,

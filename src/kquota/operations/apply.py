@@ -16,9 +16,9 @@ from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.operations.desired import LoadedDesired
 from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
-from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.types import Plan
 from kquota.planfile.writer import plan_id
+from kquota.policy import Policy, ProtectMatch
 from kquota.target import Target
 
 if TYPE_CHECKING:

@@ -11,10 +11,10 @@ from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import LoadedDesired
 from kquota.operations.replay import UsageInputs
 from kquota.plan.controllers import Controllers
-from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
+from kquota.policy import Policy, ProtectMatch
 from kquota.principals.model import Discovery, SourceReport
 from kquota.target import Origin, Target
 from kquota.timestamps import utc_now_iso

@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 
 from kquota.errors import KquotaError
 from kquota.model import QuotaState
-from kquota.plan.policy import Policy
-from kquota.plan.principal import Principal
 from kquota.plan.types import ChangeKind, Plan
+from kquota.policy import Policy
+from kquota.principal import Principal
 
 
 class GuardRefused(KquotaError):
