@@ -69,6 +69,7 @@ FORBIDDEN = [
     ("model", "plan", "the model is the ground floor"),
     ("model", "operations", "the model is the ground floor"),
     ("apply", "operations", "the applier is below the operation that owns the road"),
+    ("history", "target", "the trail records an Origin, the model's; it knows no Target"),
     ("operations", "cli", "anything -> cli: the CLI is the top floor"),
     ("apply", "cli", "anything -> cli"),
     ("render", "cli", "anything -> cli"),

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from kquota import progress
 from kquota.config.file import find_config
 from kquota.errors import KquotaError, UsageError
-from kquota.model import QuotaState
+from kquota.model import Origin, QuotaState
 from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
@@ -50,15 +50,7 @@ if TYPE_CHECKING:
     from kquota.config.project import ClusterConfig, ProjectConfig
     from kquota.kafka.admin import WireAdmin
     from kquota.kafka.config import ClientConfig
-    from kquota.policy import Policy, ProtectMatch  # the planning package: 0.05 s
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Origin is which cluster a state was read from: what a saved plan records."""
-
-    cluster: str | None
-    cluster_id: str | None
+    from kquota.policy import Policy, ProtectMatch
 
 
 @dataclass(frozen=True)

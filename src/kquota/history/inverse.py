@@ -19,11 +19,10 @@ from operator import attrgetter
 
 from kquota.display import number, safe_text
 from kquota.history.applies import EntityChange
-from kquota.model import Entity, QuotaState, display_entity
+from kquota.model import Entity, Origin, QuotaState, display_entity
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from kquota.policy import Removals
-from kquota.target import Origin
 from kquota.timestamps import utc_now_iso
 from kquota.version import __version__
 

@@ -411,9 +411,9 @@ def _commit(
     from kquota.apply.lease import LeaseLost, held_lease
     from kquota.apply.overlap import early_validation
     from kquota.apply.staleness import check_not_stale
+    from kquota.model import Origin
     from kquota.operations.plan import plan_against
     from kquota.progress import phase
-    from kquota.target import Origin
 
     target, asked, run = request.target, request.policy, request.run
     policy, props, saved, desired = offline.policy, offline.props, offline.saved, offline.desired

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kquota.model import QuotaState
+from kquota.model import Origin, QuotaState
 from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import LoadedDesired
 from kquota.operations.replay import UsageInputs
@@ -16,7 +16,7 @@ from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
 from kquota.policy import Policy, ProtectMatch
 from kquota.principals.model import Discovery, SourceReport
-from kquota.target import Origin, Target
+from kquota.target import Target
 from kquota.timestamps import utc_now_iso
 from kquota.usage.rows import Sample
 

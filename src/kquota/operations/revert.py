@@ -25,9 +25,9 @@ from kquota.history.declared import DesiredCheck, declared
 from kquota.history.inverse import Conflict, inverse_plan
 from kquota.history.results import History, RevertResult
 from kquota.history.trail import BadRecord, RecordedChange, Trail, read_trail
-from kquota.model import Entity, display_entity
+from kquota.model import Entity, Origin, display_entity
 from kquota.plan.types import Plan
-from kquota.target import Origin, Target
+from kquota.target import Target
 
 _SHOW = 20
 
