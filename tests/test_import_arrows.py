@@ -29,6 +29,8 @@ PARTS = {
     "plan": ("kquota.plan", "kquota.drift.report"),
     "render": ("kquota.render", "kquota.drift.render"),
     "desired": ("kquota.desired",),
+    "history": ("kquota.history",),
+    "target": ("kquota.target",),
     "kafka": ("kquota.kafka",),
     "model": (
         "kquota.model",
