@@ -102,9 +102,9 @@ def main() -> None:
     from kquota.model import Entity
     from kquota.plan.impact import plan_impact
     from kquota.plan.planner import plan as make
-    from kquota.plan.policy import Policy
     from kquota.plan.resolver import resolution_changes
     from kquota.plan.simulate import simulate_plan
+    from kquota.policy import Policy
     from kquota.render.desired_yaml import render_desired
     from kquota.snapshot.files import dump_snapshot, read_snapshot
 

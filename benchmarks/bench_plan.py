@@ -107,7 +107,7 @@ def child(mode: str, desired_path: str, snap_path: str) -> None:
     result: dict[str, float | int] = {"desired_s": t1 - t0, "snapshot_s": t2 - t1}
     if mode == "plan":
         from kquota.plan.planner import plan
-        from kquota.plan.policy import Policy
+        from kquota.policy import Policy
         from kquota.render import json as render_json
         from kquota.render import text
 

@@ -34,7 +34,7 @@ import gc, hashlib, json, sys, time
 sys.path.insert(0, sys.argv[4])
 from bench_apply import batch
 from kquota.plan.planner import plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 from kquota.render import json as rjson, markdown, text
 render = {"text": text.render_plan, "markdown": markdown.render_plan, "json": rjson.render_plan}
 f = render[sys.argv[2]]

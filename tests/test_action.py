@@ -618,7 +618,7 @@ def test_the_comment_names_the_commit_and_links_the_run(tmp_path: Path) -> None:
 def test_a_plan_too_big_for_a_comment_links_its_saved_plan(tmp_path: Path) -> None:
     from kquota.model import Entity
     from kquota.plan.planner import plan as make_plan
-    from kquota.plan.policy import Policy
+    from kquota.policy import Policy
     from kquota.render import markdown as render_markdown
 
     desired = {

@@ -7,7 +7,7 @@ import pytest
 from kquota.model import Entity
 from kquota.names import as_cluster_spells, canonical_ip, held_twice, unusual_name
 from kquota.plan.planner import plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from kquota.errors import UsageError
 from kquota.model import Entity
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 from kquota.snapshot.files import dump_snapshot
 from kquota.target import Target
 

@@ -54,12 +54,12 @@ if TYPE_CHECKING:
     from kquota.operations.plan import PlanResult, make_plan
     from kquota.operations.resolve import resolve_quotas
     from kquota.plan.guard import GuardRefused
-    from kquota.plan.policy import Policy
-    from kquota.plan.principal import Principal
     from kquota.plan.resolver import Resolution, ResolvedQuota
     from kquota.plan.types import Plan
     from kquota.planfile.reader import PlanFileError, read_plan
     from kquota.planfile.writer import write_plan
+    from kquota.policy import Policy
+    from kquota.principal import Principal
     from kquota.target import Target
 
 _EXPORTS: dict[str, str] = {
@@ -90,8 +90,8 @@ _EXPORTS: dict[str, str] = {
     "Plan": "kquota.plan.types",
     "PlanFileError": "kquota.planfile.reader",
     "PlanResult": "kquota.operations.plan",
-    "Policy": "kquota.plan.policy",
-    "Principal": "kquota.plan.principal",
+    "Policy": "kquota.policy",
+    "Principal": "kquota.principal",
     "QuotaAdmin": "kquota.api.admin",
     "QuotaAlteration": "kquota.kafka.admin",
     "QuotaOp": "kquota.kafka.admin",

@@ -48,6 +48,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from kquota.audit_keys import AuditKeys
 from kquota.closing import ClosesOnExit
+from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.kafka.librdkafka import (
     DEFAULT_TIMEOUT,
@@ -58,7 +59,6 @@ from kquota.kafka.librdkafka import (
     producer_config,
 )
 from kquota.model import Entity
-from kquota.render.format import safe_text
 from kquota.secrets import is_secret
 from kquota.timestamps import utc_timestamp
 from kquota.version import __version__

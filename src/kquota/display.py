@@ -5,8 +5,8 @@ pull-request comment, control and format characters (ANSI escapes, bidi override
 could forge or hide lines, so they are shown escaped (``\\x1b``, ``\\u202e``). A name that
 would be ambiguous in the ``{type=name, ...}`` form (empty, the literal ``<default>``, or with
 ``,={}"`` or surrounding spaces) is shown in double quotes. An entity is shown by
-:func:`kquota.model.display_entity`, next to the entity; the renderers re-export both
-(:mod:`kquota.render.format`).
+:func:`kquota.model.display_entity`, next to the entity; every layer imports both from
+here and there, the renderers too.
 
 Numbers: whole values print without ``.0`` (``1048576``), others as Python's shortest
 round-trip ``repr`` (``0.1``, ``1e-05``), never a fixed ``%f`` that hides or invents digits.

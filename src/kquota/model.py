@@ -216,6 +216,15 @@ QuotaState = dict[Entity, QuotaValues]
 States are read-only once built: readers share one values dict among entities with equal
 values (:func:`pooled`), so a change is made on a copy (as ``plan.simulate`` does)."""
 
+
+@dataclass(frozen=True)
+class Origin:
+    """Origin is which cluster a state was read from: what a saved plan records."""
+
+    cluster: str | None
+    cluster_id: str | None
+
+
 ValuesPool = dict[tuple[tuple[str, float], ...], QuotaValues]
 _POOL_LIMIT = 1 << 16
 

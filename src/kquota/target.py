@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from kquota import progress
 from kquota.config.file import find_config
 from kquota.errors import KquotaError, UsageError
-from kquota.model import QuotaState
+from kquota.model import Origin, QuotaState
 from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:
@@ -50,15 +50,7 @@ if TYPE_CHECKING:
     from kquota.config.project import ClusterConfig, ProjectConfig
     from kquota.kafka.admin import WireAdmin
     from kquota.kafka.config import ClientConfig
-    from kquota.plan.policy import Policy, ProtectMatch  # the planning package: 0.05 s
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Origin is which cluster a state was read from: what a saved plan records."""
-
-    cluster: str | None
-    cluster_id: str | None
+    from kquota.policy import Policy, ProtectMatch
 
 
 @dataclass(frozen=True)
@@ -105,7 +97,7 @@ class Target:
         for a secured listener, ``security.protocol``, ``sasl.*``, ``ssl.*``), planned under
         ``policy`` (default: every entity in scope, no pruning). ``name`` labels its plans."""
         from kquota import argcheck as check
-        from kquota.plan.policy import Policy
+        from kquota.policy import Policy
 
         check.string_mapping(properties, "Target.live: properties")
         check.optional(name, str, "Target.live: name", "a str")
@@ -136,7 +128,7 @@ class Target:
         """of_snapshot is a cluster's state as a snapshot file (``kquota snapshot``, or
         ``kquota describe --format json``), planned offline under ``policy``."""
         from kquota import argcheck as check
-        from kquota.plan.policy import Policy
+        from kquota.policy import Policy
 
         snapshot = check.path(path, "Target.of_snapshot: path")
         check.optional(name, str, "Target.of_snapshot: name", "a str")
@@ -267,7 +259,7 @@ class Target:
                 allow_mass_removal=allow_mass_removal or self.base_policy.allow_mass_removal,
             )
         else:
-            from kquota.plan.policy import Policy
+            from kquota.policy import Policy
 
             base = Policy(prune=bool(prune), allow_mass_removal=allow_mass_removal)
         return dataclasses.replace(

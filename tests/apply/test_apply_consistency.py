@@ -14,7 +14,7 @@ from kquota.apply.applier import apply_plan
 from kquota.kafka.admin import AlterResult
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 ALICE = Entity.of({"user": "alice"})
 BOB = Entity.of({"user": "bob"})

@@ -25,7 +25,7 @@ from kquota.kafka.admin import AlterResult
 from kquota.model import Entity, QuotaState
 from kquota.operations.apply import lease_checked
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 from kquota.render.apply_report import LEASE_LOST, stop_lines
 
 INFO = {"host": "ci", "pid": 1, "user": "bot", "ttl_ms": 1000}

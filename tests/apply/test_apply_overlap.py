@@ -20,7 +20,7 @@ from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity, QuotaState
 from kquota.plan.guard import GuardRefused
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 pytestmark = pytest.mark.integration
 

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 from kquota.model import Entity
 from kquota.plan.guard import GuardRefused, judge
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
 from kquota.planfile.reader import PlanFileError, parse_plan
 from kquota.planfile.target import TargetIdentity, check_target
 from kquota.planfile.writer import unapplyable_because
+from kquota.policy import Policy
 from kquota.quotakeys import value_problem
 
 CORPUS = Path(__file__).parent / "plan_corpus"

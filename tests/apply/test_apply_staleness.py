@@ -10,8 +10,8 @@ from kquota.apply.staleness import StalePlanError, changed_entities, check_not_s
 from kquota.apply.verify import unconverged
 from kquota.model import Entity
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 
 ALICE = Entity.of({"user": "alice"})
 BOB = Entity.of({"user": "bob", "client-id": None})

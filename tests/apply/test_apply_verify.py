@@ -5,8 +5,8 @@ from __future__ import annotations
 from kquota.apply.verify import overwritten, unconverged
 from kquota.model import Entity
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Alteration
+from kquota.policy import Policy
 
 ALICE = Entity.of({"user": "alice"})
 BOB = Entity.of({"user": "bob"})

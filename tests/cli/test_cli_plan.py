@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from kquota.cli.main import cli, main
 from kquota.model import Entity
-from kquota.plan.policy import Policy
 from kquota.planfile.reader import load_plan_file
+from kquota.policy import Policy
 from kquota.snapshot.files import dump_snapshot
 
 DESIRED = """\

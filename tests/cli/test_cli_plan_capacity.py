@@ -77,8 +77,8 @@ def test_the_override_lets_the_plan_through_and_keeps_the_verdict(repo: Path) ->
     code, out, _ = run(*BASE, "--allow-oversubscription", "--out", "plan.json")
     assert code == 0 and "capacity guard (overridden)" in out
     # a saved plan with its capacity report is still a plan apply reads
-    from kquota.plan.policy import Policy
     from kquota.planfile.reader import PlanFileError, load_plan_file
+    from kquota.policy import Policy
 
     assert load_plan_file(repo / "plan.json", Policy()).alterations
     # a stopped plan saved for review is refused by apply's reader

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from kquota.cli.main import cli
 from kquota.model import Entity
 from kquota.plan.guard import judge
-from kquota.plan.policy import Policy, ProtectMatch
 from kquota.planfile.reader import load_plan_file
+from kquota.policy import Policy, ProtectMatch
 from kquota.snapshot.files import dump_snapshot
 
 GOLDEN = Path(__file__).parent / "golden"

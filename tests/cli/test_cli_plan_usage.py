@@ -121,8 +121,8 @@ def test_the_override_lets_the_plan_through_and_the_json_carries_all(repo: Path)
     assert bob["censored"] is True and bob["censored_brokers"] == ["1"]
     code, out, _ = run(*BASE, "--allow-throttling", "--out", "plan.json")
     assert code == 0 and "throttle guard (overridden)" in out
-    from kquota.plan.policy import Policy
     from kquota.planfile.reader import PlanFileError, load_plan_file
+    from kquota.policy import Policy
 
     assert load_plan_file(repo / "plan.json", Policy()).alterations
     code, _, _ = run(*BASE, "--out", "stopped.json")

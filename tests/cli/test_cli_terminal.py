@@ -290,7 +290,7 @@ def test_verify_counts_each_entity_once_and_says_what_it_waits_for(
     from kquota.kafka.admin import WireAdmin
     from kquota.model import Entity
     from kquota.plan.planner import plan as make_plan
-    from kquota.plan.policy import Policy
+    from kquota.policy import Policy
 
     counted: list[tuple[str, int]] = []
     waits: list[list[str]] = []

@@ -13,7 +13,7 @@ from hostile_names import HOSTILE
 from kquota.cli.console import by_glyph
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 from kquota.render import text
 
 

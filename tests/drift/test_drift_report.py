@@ -15,7 +15,7 @@ from kquota.drift.render import (
 from kquota.drift.report import DriftKind, drift_report
 from kquota.model import Entity
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 A = Entity.of({"user": "a"})
 B = Entity.of({"user": "b"})
@@ -126,7 +126,7 @@ def test_fleet_markdown_counts_the_clusters_it_cannot_show() -> None:
 
 def test_the_report_ends_with_the_next_step_only_when_there_is_one() -> None:
     from kquota.drift.render import next_step
-    from kquota.plan.policy import ProtectMatch
+    from kquota.policy import ProtectMatch
 
     in_sync = drift_report(make_plan(DESIRED, DESIRED, Policy()), prune=False)
     assert next_step(in_sync) is None and "next:" not in render_text(in_sync)

@@ -23,7 +23,7 @@ from kquota.fleet.layout import discover
 from kquota.fleet.local import plan_fleet_local
 from kquota.fleet.spark import SparkEngine
 from kquota.fleet.synth import write_fleet
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from kquota.fleet.local import plan_fleet_local
 from kquota.fleet.run import write_drift, write_plans
 from kquota.fleet.spark import SparkEngine
 from kquota.fleet.synth import write_fleet
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 
 def _files(folder: Path) -> dict[str, str]:

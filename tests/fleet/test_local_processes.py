@@ -14,7 +14,7 @@ from kquota.fleet.layout import discover
 from kquota.fleet.local import auto_processes, plan_fleet_local
 from kquota.fleet.run import write_drift, write_plans
 from kquota.fleet.synth import write_fleet
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -79,7 +79,7 @@ import signal, sys
 from pathlib import Path
 from kquota.fleet.layout import discover
 from kquota.fleet.local import plan_fleet_local
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 
 def interrupt(signum, frame):

@@ -11,9 +11,8 @@ from kquota.audit import AuditOp
 from kquota.history.applies import applies, combined, entity_history, find_apply
 from kquota.history.inverse import inverse_plan
 from kquota.history.trail import BadRecord, RecordedChange, parse_change
-from kquota.model import Entity
+from kquota.model import Entity, Origin
 from kquota.plan.types import ChangeKind
-from kquota.target import Origin
 
 ALICE = Entity.of({"user": "alice"})
 BOB = Entity.of({"user": "bob", "client-id": None})

@@ -29,7 +29,7 @@ from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.librdkafka import producer_config
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 from polling import eventually
 
 pytestmark = pytest.mark.integration

@@ -19,8 +19,7 @@ from cli_runner import run_kquota
 from hostile_names import HOSTILE
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
-from kquota.model import Entity
-from kquota.render.format import display_entity
+from kquota.model import Entity, display_entity
 from polling import eventually
 
 pytestmark = pytest.mark.integration

@@ -7,11 +7,11 @@ import pytest
 from kquota.cli.alter import parse_adds
 from kquota.cli.connect_options import parse_entity_flags
 from kquota.cli.main import main
+from kquota.display import number
 from kquota.errors import UsageError
 from kquota.model import Entity
 from kquota.quotakeys import alteration_problems as local_problems
 from kquota.render.describe import render_text
-from kquota.render.format import number
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,9 @@ from migrate_helpers import EXPECTED, SAMPLES
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.tools import kafka_configs
+from kquota.display import number
 from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
-from kquota.render.format import number
 from polling import eventually
 
 pytestmark = pytest.mark.integration

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from kquota.desired.state import state_digest
-from kquota.model import Entity, QuotaState, sorted_entities
+from kquota.model import Entity, Origin, QuotaState, sorted_entities
 from kquota.operations import LoadedDesired, load_desired_state
 from kquota.operations.plan import plan_against
 from kquota.plan.planner import plan
 from kquota.render.json import render_plan
-from kquota.target import Origin, Target
+from kquota.target import Target
 
 NAMES = [
     "alice",

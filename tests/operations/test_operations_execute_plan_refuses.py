@@ -19,8 +19,8 @@ import pytest
 
 import kquota
 from fake_listener import FakeListener
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 
 CORPUS = Path(__file__).parents[1] / "apply" / "plan_corpus"
 HOSTILE = sorted(p for p in CORPUS.glob("*.json") if p.name != "good.json")
@@ -128,7 +128,7 @@ def test_a_plan_for_another_cluster_is_refused_as_that_before_any_guard(
 def test_out_of_scope_entities_are_refused_under_the_targets_policy(
     listener: FakeListener,
 ) -> None:
-    from kquota.plan.policy import ScopeMatch
+    from kquota.policy import ScopeMatch
 
     policy = Policy(scope=(ScopeMatch.of({"user": "nobody-*"}),))
     with pytest.raises(kquota.KquotaError, match="outside the cluster's ownership scope"):

@@ -12,7 +12,7 @@ from kquota.apply.staleness import StalePlanError
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.model import Entity
 from kquota.operations import execute_plan, load_desired_state, make_plan
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 from kquota.target import Target
 from polling import assert_eventually
 

@@ -17,8 +17,8 @@ from kquota.plan.controllers import (
     strimzi_evidence,
 )
 from kquota.plan.planner import plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 
 P, C, Q, M = (
     "producer_byte_rate",

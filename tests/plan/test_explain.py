@@ -94,7 +94,7 @@ def test_the_precedence_document_exists_and_matches_the_levels() -> None:
     doc = (ROOT / "docs" / "precedence.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (\d) \| `(\{[^`]+\})` \|", doc, re.M)
     assert [int(n) for n, _ in rows] == list(range(1, 9))
-    from kquota.render.format import display_entity
+    from kquota.model import display_entity
 
     for n, shown in rows:
         entity = candidate(Level(int(n)), "U", "C")

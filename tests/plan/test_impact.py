@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from kquota.model import Entity, QuotaState
 from kquota.plan.impact import plan_impact, protected_violations, tightens
 from kquota.plan.planner import plan as make
-from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, resolution_changes
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
+from kquota.policy import Policy, ProtectMatch
 
 P = "producer_byte_rate"
 C = "consumer_byte_rate"

@@ -12,8 +12,8 @@ import gfm
 from kquota.model import Entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.planfile.reader import load_plan_file
+from kquota.policy import Policy
 from kquota.render import json as render_json
 from kquota.render import markdown, text
 

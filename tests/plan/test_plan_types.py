@@ -5,9 +5,9 @@ from typing import Any
 
 from kquota.model import Entity
 from kquota.plan.planner import plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import ChangeKind, Op, Plan
 from kquota.planfile.reader import parse_plan
+from kquota.policy import Policy
 
 
 def _read(data: dict[str, Any]) -> Plan:

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from kquota.model import Entity, QuotaState
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.planner import plan
-from kquota.plan.policy import Policy, ScopeMatch
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import ChangeKind, IgnoreReason, Op
+from kquota.policy import Policy, ScopeMatch
 
 ALICE = Entity.of({"user": "alice"})
 BOB = Entity.of({"user": "bob", "client-id": None})

@@ -18,8 +18,8 @@ from tests.hostile_names import HOSTILE
 
 from kquota.model import Entity, QuotaState, sorted_entities
 from kquota.plan.planner import _declared_ops, _declared_walk, alteration_of, plan
-from kquota.plan.policy import Policy, ScopeMatch
 from kquota.plan.types import ChangeKind, IgnoreReason
+from kquota.policy import Policy, ScopeMatch
 
 NAMES = st.one_of(
     st.none(),

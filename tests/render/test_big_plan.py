@@ -10,8 +10,8 @@ import pytest
 import gfm
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.render import markdown, text
 from kquota.render.markdown import BUDGET, COMMENT_LIMIT, WRAPPER_HEADROOM
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import gfm
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from kquota.planfile.reader import load_plan_file
+from kquota.policy import Policy
 from kquota.render import json as render_json
 from kquota.render import markdown, text
 from kquota.render.change_groups import (

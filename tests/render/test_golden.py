@@ -18,9 +18,9 @@ import pytest
 
 from kquota.plan.impact import plan_impact
 from kquota.plan.planner import plan
-from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal, resolution_changes
 from kquota.plan.simulate import simulate_plan
+from kquota.policy import Policy
 from kquota.render import json as render_json
 from kquota.render import markdown, text
 from kquota.snapshot.files import read_snapshot

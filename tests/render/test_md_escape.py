@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfm
+from kquota.display import safe_text
 from kquota.render import md_escape as md
-from kquota.render.format import safe_text
 
 # Markup characters weighted up, so most examples hold some.
 _MARKUP = st.sampled_from(list("`|*_[]()!<>&#@:/.\\-=~+ \n\r\t") + ["www.", "https://", "<!--"])

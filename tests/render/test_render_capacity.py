@@ -12,10 +12,10 @@ from hostile_names import HOSTILE
 from kquota.model import Entity, QuotaState
 from kquota.plan.capacity import BrokerFacts, DeclaredCapacity, capacity_report
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.render import json as render_json
 from kquota.render import markdown, text
 from kquota.render.verdict import json_plan

@@ -12,11 +12,11 @@ import gfm
 from hostile_names import HOSTILE
 from kquota.audit import AuditOp
 from kquota.audit_keys import Verdict
+from kquota.display import safe_text
 from kquota.history.applies import applies, entity_history
 from kquota.history.results import History
 from kquota.history.trail import BadRecord, RecordedChange
 from kquota.model import Entity
-from kquota.render.format import safe_text
 from kquota.render.history import (
     render_history_markdown,
     render_history_text,

@@ -11,9 +11,9 @@ import gfm
 from kquota.model import Entity, QuotaState
 from kquota.plan.impact import plan_impact
 from kquota.plan.planner import plan as make
-from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.render import markdown, text
 from kquota.render.markdown import FOLD_THRESHOLD
 from kquota.render.text import IMPACT_LINES

@@ -11,8 +11,8 @@ import gfm
 from hostile_names import HOSTILE
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.render import markdown, text
 from kquota.render.json import render_plan as render_json
 from kquota.render.verdict import json_plan
@@ -128,7 +128,7 @@ def test_hostile_names_stay_text_and_tables_align() -> None:
     shown = table.column("principal")
     assert len(shown) == markdown_shown(len(HOSTILE))
     # every name is the resolver's own display of it, as text
-    from kquota.render.format import display_entity
+    from kquota.model import display_entity
 
     assert set(shown) <= {display_entity(Entity.of({"user": n})) for n in HOSTILE}
     assert all(n == len(table.header) for n in table.row_cells)

@@ -20,15 +20,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hostile_names import HOSTILE
-from kquota.display import DEFAULT_NAME_DISPLAY, name_by_rules, safe_text
+from kquota.display import DEFAULT_NAME_DISPLAY, name_by_rules, safe_text, value_with_unit
 from kquota.model import Entity, QuotaState
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+from kquota.policy import Policy
 from kquota.render import text, verdict
 from kquota.render.change_groups import change_words
-from kquota.render.format import value_with_unit
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 from bench_apply import batch  # noqa: E402  (apply's data, the shape the loop is fast for)

@@ -13,9 +13,9 @@ from gfm import Node, parse
 from kquota.model import Entity
 from kquota.plan.impact import plan_impact
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy, ProtectMatch
-from kquota.plan.resolver import Principal
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan, PlanImpact
+from kquota.policy import Policy, ProtectMatch
+from kquota.principal import Principal
 from kquota.render.markdown import render_plan as render_markdown
 from kquota.render.text import render_plan as render_text
 from kquota.render.verdict import PROTECTED_FOLDED, PROTECTED_SHOWN, json_plan

@@ -8,8 +8,8 @@ import dataclasses
 import gfm
 from kquota.model import Entity
 from kquota.plan.planner import plan as make_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan, PlanImpact
+from kquota.policy import Policy
 from kquota.render import markdown, text
 
 P = "producer_byte_rate"

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 import kquota.snapshot.files as snapshot_module
 from kquota.model import Entity, QuotaState
+from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.snapshot.files import (
     SnapshotError,
     dump_snapshot,
     parse_snapshot,
     read_snapshot,
-    snapshot_fingerprint,
     write_snapshot,
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from kquota.plan.principal import Principal
+from kquota.principal import Principal
 from kquota.usage.rows import FETCH_BYTE_RATE, PRODUCE_BYTE_RATE, Sample
 from kquota.usage.series import group
 

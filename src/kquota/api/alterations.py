@@ -15,13 +15,13 @@ from collections.abc import Iterable, Mapping
 
 from kquota.api.entities import EntityLike, as_entity, entity_problems
 from kquota.argcheck import given, refuse
+from kquota.display import safe_text
 from kquota.errors import UsageError
 from kquota.kafka.admin import AlterResult as AlterResult
 from kquota.kafka.admin import QuotaAlteration, QuotaOp
 from kquota.kafka.admin import alteration_failure as alteration_failure
-from kquota.model import Entity
+from kquota.model import Entity, display_entity
 from kquota.quotakeys import alteration_problems
-from kquota.render.format import display_entity, safe_text
 
 AlterationLike = QuotaAlteration | tuple[EntityLike, Mapping[str, float | None]]
 """An alteration as callers give it: a QuotaAlteration or ``(entity, {key: value or None})``."""

@@ -37,7 +37,7 @@ from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.apply.verify import overwritten, unconverged
 from kquota.deadline import DeadlineExceeded, bounded
 from kquota.model import Entity, QuotaState
-from kquota.plan.guard import GuardRefused
+from kquota.plan.guard import refuse_unapplied
 from kquota.plan.types import Alteration, Plan
 
 DEFAULT_BATCH_SIZE = 20_000
@@ -151,11 +151,7 @@ def apply_plan(
     report = ApplyReport()
     if plan.empty:
         return report
-    if plan.refusal is not None:
-        raise GuardRefused(
-            f"{plan.refusal}; nothing was applied (re-plan with --allow-mass-removal or "
-            "--allow-protected-change if this is intended)"
-        )
+    refuse_unapplied(plan)
     alterations = to_commit(plan, already_applied)
     if already_applied:
         report.already_applied = [a.entity for a in plan.alterations if a.entity in already_applied]

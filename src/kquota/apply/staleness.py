@@ -13,11 +13,11 @@ exact for every other key, and the applier skips it.
 
 from __future__ import annotations
 
+from kquota.display import number
 from kquota.errors import KquotaError
 from kquota.model import Entity, QuotaState, QuotaValues
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.types import Alteration, Plan
-from kquota.render.format import number
 
 _SHOW = 10
 

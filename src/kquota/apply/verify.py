@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kquota.display import number
 from kquota.model import Entity, QuotaState, QuotaValues
 from kquota.plan.types import Alteration
-from kquota.render.format import number
 
 
 def unconverged(alterations: Iterable[Alteration], current: QuotaState) -> list[Entity]:

@@ -22,8 +22,8 @@ from kquota.cli.examples import EXAMPLES
 from kquota.cli.option_group import option_group
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import AlterationFailed, UsageError
+from kquota.model import display_entity
 from kquota.operations.alter import alter, checked_alteration, entity_of_parts
-from kquota.render.format import display_entity
 from kquota.target import Target
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ type=name,…`` and ``--defaults type,…`` (parsed as ``kquota describe``/``alt
   entity; ``--validate-only`` has the broker check without applying. Nothing is printed on
   success; a refusal is an error message and exit code 1.
 
-Names print as every kquota output prints them (:func:`kquota.render.format.display_entity`),
+Names print as every kquota output prints them (:func:`kquota.model.display_entity`),
 so an odd name can never pass for structure or for the default entity.
 """
 

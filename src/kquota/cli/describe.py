@@ -12,7 +12,7 @@ Filter flags (KIP-546 ``--names`` / ``--defaults``):
 
 Text output: the entity line ``{user=alice, client-id=<default>}`` then one indented
 ``key=value`` per quota (whole numbers without ``.0``). Names are shown as every human output
-of kquota shows them (``kquota.render.format.display_entity``): control characters escaped,
+of kquota shows them (``kquota.model.display_entity``): control characters escaped,
 and a name that could read as structure or as the default entity (the literal ``<default>``,
 an empty name, one with ``,={}"`` or surrounding spaces) in double quotes, so no two entities
 ever print alike. ``--format json`` writes the snapshot

@@ -20,8 +20,8 @@ from kquota.cli.options import TargetingArgs, targeting_options
 from kquota.cli.output import refuse_existing, refuse_inputs, write_output
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import KquotaError
+from kquota.model import display_entity
 from kquota.operations.export import export_desired
-from kquota.render.format import display_entity
 
 
 @click.command("export", epilog=EXAMPLES["export"])

@@ -17,7 +17,7 @@ from kquota.cli.option_group import option_group
 from kquota.cli.recommend import sizing_options
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
-from kquota.plan.policy import Policy
+from kquota.policy import Policy
 
 F = TypeVar("F", bound=Callable[..., Any])
 

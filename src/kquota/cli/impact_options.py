@@ -12,7 +12,7 @@ import click
 
 from kquota.cli.option_group import option_group
 from kquota.errors import UsageError
-from kquota.plan.policy import ProtectMatch
+from kquota.policy import ProtectMatch
 from kquota.principals.model import Discovery
 
 F = TypeVar("F", bound=Callable[..., Any])

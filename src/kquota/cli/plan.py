@@ -32,7 +32,7 @@ from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.gcpause import collector_paused
 from kquota.operations.plan import make_plan
-from kquota.plan.guard import GuardRefused
+from kquota.plan.guard import refuse_shown
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
@@ -168,9 +168,7 @@ def command(
     if out is not None:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
-    if plan.refusal is not None:
-        kept = f"saved in {out} for review only" if out is not None else "nothing saved"
-        raise GuardRefused(f"{plan.refusal}; {kept}")
+    refuse_shown(plan, out)
     if detailed_exitcode and not plan.empty:
         sys.exit(2)
 

@@ -59,8 +59,8 @@ def create(where: TargetingArgs, audit_topic: str | None) -> None:
 
 
 def _lines(outcome: object) -> list[str]:
+    from kquota.display import safe_text
     from kquota.operations.topics import TopicOutcome
-    from kquota.render.format import safe_text
 
     assert isinstance(outcome, TopicOutcome)
     facts = outcome.facts

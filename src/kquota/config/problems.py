@@ -40,7 +40,7 @@ def format_problems(
     e: ValidationError, root: type[BaseModel], data: Any, marks: Marks, src: str
 ) -> str:
     """format_problems is ``e`` as one line per problem, in line order, duplicates once."""
-    from kquota.render.format import safe_text
+    from kquota.display import safe_text
 
     found: list[tuple[Mark, str]] = []
     errors = e.errors(include_url=False)
@@ -155,7 +155,7 @@ def _message(err: Any, loc: Path, union_at: Path | None, root: type[BaseModel], 
 
 
 def _shown(value: Any, loc: Path) -> str:
-    from kquota.render.format import safe_text
+    from kquota.display import safe_text
 
     if _secret(loc):
         return "the value"  # properties and signing keys hold secrets: never shown

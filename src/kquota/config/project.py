@@ -76,7 +76,7 @@ from kquota.config.problems import Marks
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_text
 from kquota.model import ENTITY_TYPES
-from kquota.plan.policy import (
+from kquota.policy import (
     DEFAULT_MAX_REMOVAL_FRACTION,
     DEFAULT_MAX_REMOVALS,
     Policy,
@@ -468,7 +468,7 @@ def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     # duplicate keys visible, no recursion, PyYAML's own scalar semantics, and the same
     # bounds on depth, aliases and nodes as every YAML kquota reads.
     from kquota.desired.nodes import YAMLProblem, compose
-    from kquota.render.format import safe_text
+    from kquota.display import safe_text
 
     try:
         node = compose(text.encode("utf-8"))

@@ -43,6 +43,7 @@ from kquota.desired.plain import PlainEntries
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.desired.scan import ENTRY_KEYS, EntryLine
 from kquota.desired.values import allowed_key_set, quota_value
+from kquota.display import safe_text
 from kquota.model import (
     CLIENT_ID,
     ENTITY_TYPES,
@@ -54,7 +55,6 @@ from kquota.model import (
 )
 from kquota.names import canonical_ip, unusual_name
 from kquota.quotakeys import QUOTA_KEYS
-from kquota.render.format import safe_text
 
 _TOP_FIELDS = TOP_FIELDS
 _ENTRY_FIELDS = ENTRY_FIELDS

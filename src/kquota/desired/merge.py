@@ -21,9 +21,9 @@ from kquota.desired import rules
 from kquota.desired.format import KIND_OVERLAY
 from kquota.desired.parsed import ParsedEntry, ParsedFile
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.model import IP, Entity, QuotaState, QuotaValues, ValuesPool, pooled
+from kquota.display import safe_text
+from kquota.model import IP, Entity, QuotaState, QuotaValues, ValuesPool, display_entity, pooled
 from kquota.quotakeys import allowed_keys
-from kquota.render.format import display_entity, safe_text
 
 Sources = dict[Entity, SourceLocation]
 _Merged = dict[tuple[str, tuple[str, ...], tuple[tuple[str, float], ...]], QuotaValues]

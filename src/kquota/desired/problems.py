@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kquota.display import safe_text
 from kquota.errors import KquotaError
-from kquota.render.format import safe_text
 
 
 @dataclass(frozen=True, slots=True, order=True)

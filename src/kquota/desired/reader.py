@@ -12,7 +12,7 @@ from kquota.desired.nodes import Node, YAMLProblem, compose
 from kquota.desired.parsed import ParsedFile
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.desired.scan import scan_canonical
-from kquota.render.format import safe_text
+from kquota.display import safe_text
 
 _YAML_ALLOWED = "well-formed YAML, one document per file"
 

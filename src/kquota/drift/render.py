@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from kquota.display import safe_text, value_with_unit
 from kquota.drift.report import DriftKind, DriftReport, Finding
+from kquota.model import display_entity
 from kquota.render import md_escape as md
-from kquota.render.format import display_entity, safe_text, value_with_unit
 from kquota.render.markdown import BUDGET, size
 
 _LABELS = {

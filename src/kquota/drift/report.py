@@ -30,8 +30,8 @@ from typing import Any
 
 from kquota.model import Entity
 from kquota.plan.controllers import CLUSTER_OPERATOR, Controllers
-from kquota.plan.policy import ProtectMatch
 from kquota.plan.types import ChangeKind, IgnoreReason, Plan
+from kquota.policy import ProtectMatch
 
 REPORT_FORMAT_VERSION = 1
 

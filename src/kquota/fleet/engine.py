@@ -15,8 +15,8 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from kquota.fleet.layout import FleetCluster
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.usage.profile import Profiles
 
 Effective = dict[str, tuple[float, Any]]

@@ -17,8 +17,8 @@ from kquota.fleet.engine import Effective
 from kquota.fleet.layout import FleetCluster, discover
 from kquota.fleet.workers import LocalWorkers
 from kquota.plan.planner import plan as local_plan
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.snapshot.files import read_snapshot_any
 from kquota.usage.profile import Profiles
 

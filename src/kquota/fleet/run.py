@@ -20,8 +20,8 @@ from kquota.drift.render import render_json as render_drift_json
 from kquota.drift.report import drift_report
 from kquota.fleet.engine import FleetEngine
 from kquota.fleet.local import LocalFleetEngine
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.render.json import render_plan
 
 if TYPE_CHECKING:

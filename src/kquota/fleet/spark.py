@@ -42,9 +42,9 @@ from kquota.errors import KquotaError
 from kquota.fleet.layout import FleetCluster
 from kquota.model import IP, Entity, QuotaState
 from kquota.plan.planner import alteration_of, finish_plan
-from kquota.plan.policy import Policy
 from kquota.plan.rules import FACT_NAMES, RULES, Outcome
 from kquota.plan.types import IgnoreReason, Op, Plan
+from kquota.policy import Policy
 from kquota.snapshot.rows import entity_of
 from kquota.usage.profile import Profiles
 

@@ -40,7 +40,7 @@ EXECUTOR_ENTRY_MODULES = (
     "kquota.snapshot.files",
     "kquota.snapshot.rows",
     "kquota.fleet.resolve",
-    "kquota.plan.policy",
+    "kquota.policy",
 )
 ARCHIVE_DIR = "kquota_env"
 

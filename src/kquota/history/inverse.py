@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
+from kquota.display import number, safe_text
 from kquota.history.applies import EntityChange
-from kquota.model import Entity, QuotaState
+from kquota.model import Entity, Origin, QuotaState, display_entity
 from kquota.plan.fingerprint import snapshot_fingerprint
-from kquota.plan.types import Alteration, ChangeKind, Op, Plan, Removals
-from kquota.render.format import display_entity, number, safe_text
-from kquota.target import Origin
+from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+from kquota.policy import Removals
 from kquota.timestamps import utc_now_iso
 from kquota.version import __version__
 

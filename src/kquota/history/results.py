@@ -8,9 +8,8 @@ from kquota.history.applies import AppliedPlan, EntityEvent
 from kquota.history.declared import DesiredCheck
 from kquota.history.inverse import Conflict
 from kquota.history.trail import BadRecord
-from kquota.model import Entity
+from kquota.model import Entity, display_entity
 from kquota.plan.types import Plan
-from kquota.render.format import display_entity
 
 
 @dataclass(frozen=True)

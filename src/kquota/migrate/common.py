@@ -14,9 +14,9 @@ from enum import Enum
 
 from kquota.desired import rules
 from kquota.desired.problems import Problems, SourceLocation
-from kquota.model import Entity, QuotaState
+from kquota.display import number, safe_text
+from kquota.model import Entity, QuotaState, display_entity
 from kquota.quotakeys import INT_MAX
-from kquota.render.format import display_entity, number, safe_text
 
 
 @dataclass(frozen=True, slots=True)

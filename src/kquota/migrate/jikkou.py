@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from kquota.desired.nodes import MapNode, Node
 from kquota.desired.problems import Problems
+from kquota.display import safe_text
 from kquota.migrate.common import RENDER_FIRST, TEMPLATE, Declared, SourceNumber
 from kquota.migrate.manifests import (
     Resource,
@@ -39,7 +40,6 @@ from kquota.migrate.manifests import (
     text,
 )
 from kquota.model import CLIENT_ID, USER, Entity
-from kquota.render.format import safe_text
 
 GROUP = "kafka.jikkou.io"
 VERSIONS = ("v1beta1", "v1beta2", "v1")

@@ -25,8 +25,8 @@ from kquota.desired.nodes import (
     scalar_value,
 )
 from kquota.desired.problems import Problems, SourceLocation
+from kquota.display import safe_text
 from kquota.migrate.common import SourceNumber, source_value
-from kquota.render.format import safe_text
 
 _RESOURCE = "a resource: a mapping with apiVersion, kind, metadata and spec"
 

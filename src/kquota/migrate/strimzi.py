@@ -29,10 +29,10 @@ from collections.abc import Sequence
 
 from kquota.desired.nodes import MapNode
 from kquota.desired.problems import Problems, SourceLocation
+from kquota.display import safe_text
 from kquota.migrate.common import Declared, SourceNumber
 from kquota.migrate.manifests import Resource, field, quotas_block, resources_of, text, value
 from kquota.model import USER, Entity
-from kquota.render.format import safe_text
 
 GROUP = "kafka.strimzi.io"
 VERSIONS = ("v1beta1", "v1beta2", "v1")

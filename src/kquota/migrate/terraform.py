@@ -28,9 +28,9 @@ from typing import Any
 
 from kquota.desired import rules
 from kquota.desired.problems import Problems, SourceLocation
+from kquota.display import safe_text
 from kquota.migrate.common import Declared, SourceNumber, source_value
 from kquota.model import ENTITY_TYPES, Entity
-from kquota.render.format import safe_text
 
 RESOURCE_TYPE = "kafka_quota"
 _ATTRIBUTES = ("entity_name", "entity_type", "config", "id")

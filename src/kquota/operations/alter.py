@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 from kquota.apply.alter import alter_one
 from kquota.errors import UsageError
 from kquota.kafka.admin import QuotaAlteration, QuotaOp
-from kquota.model import Entity
+from kquota.model import Entity, display_entity
 from kquota.quotakeys import alteration_problems
-from kquota.render.format import display_entity
 from kquota.target import Target
 
 

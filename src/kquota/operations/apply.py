@@ -16,9 +16,9 @@ from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.operations.desired import LoadedDesired
 from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
-from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.types import Plan
 from kquota.planfile.writer import plan_id
+from kquota.policy import Policy, ProtectMatch
 from kquota.target import Target
 
 if TYPE_CHECKING:
@@ -411,9 +411,9 @@ def _commit(
     from kquota.apply.lease import LeaseLost, held_lease
     from kquota.apply.overlap import early_validation
     from kquota.apply.staleness import check_not_stale
+    from kquota.model import Origin
     from kquota.operations.plan import plan_against
     from kquota.progress import phase
-    from kquota.target import Origin
 
     target, asked, run = request.target, request.policy, request.run
     policy, props, saved, desired = offline.policy, offline.props, offline.saved, offline.desired

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from kquota.model import QuotaState
 from kquota.plan.capacity import BrokerFacts, DeclaredCapacity, capacity_report
 from kquota.plan.impact import with_protected
-from kquota.plan.policy import Policy
 from kquota.plan.resolver import Principal
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
+from kquota.policy import Policy
 from kquota.principals.model import Discovery
 from kquota.target import Target
 

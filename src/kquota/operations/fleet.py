@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from kquota import deadline
 from kquota.model import QuotaState
-from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal
 from kquota.plan.types import Plan
+from kquota.policy import Policy, ProtectMatch
 from kquota.principals.model import Discovery
 from kquota.usage.recommend import RecommendOptions
 from kquota.usage.report import UsageReport

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from kquota import deadline
 from kquota.apply.interrupts import signal_name, stop_signal
+from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
 from kquota.fleet.rollout import (
     COMMITTED,
@@ -50,9 +51,9 @@ from kquota.fleet.rollout import (
     FleetApplyReport,
     PlannedWave,
 )
+from kquota.model import display_entity
 from kquota.operations.apply import ApplyHooks, ApplyResult
 from kquota.plan.types import Plan
-from kquota.render.format import display_entity, safe_text
 from kquota.target import Target
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ from pathlib import Path
 from kquota.desired.exportable import export_yaml
 from kquota.desired.loader import expand_paths, read_limited
 from kquota.desired.problems import DesiredStateError, Problem, Problems
+from kquota.display import safe_text
 from kquota.migrate import jikkou, strimzi, terraform
 from kquota.migrate.common import Declared, merge_declared
 from kquota.model import Entity
-from kquota.render.format import safe_text
 
 Converter = Callable[[Sequence[tuple[str, bytes]], Problems], list[Declared]]
 

@@ -6,17 +6,17 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kquota.model import QuotaState
+from kquota.model import Origin, QuotaState
 from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import LoadedDesired
 from kquota.operations.replay import UsageInputs
 from kquota.plan.controllers import Controllers
-from kquota.plan.policy import Policy, ProtectMatch
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
+from kquota.policy import Policy, ProtectMatch
 from kquota.principals.model import Discovery, SourceReport
-from kquota.target import Origin, Target
+from kquota.target import Target
 from kquota.timestamps import utc_now_iso
 from kquota.usage.rows import Sample
 
@@ -38,8 +38,8 @@ class PlanResult:
 def ip_spelling_warnings(state: QuotaState) -> tuple[str, ...]:
     """ip_spelling_warnings names each address the cluster holds under several spellings
     (:func:`kquota.names.held_twice`): plans cannot make that safe alone."""
+    from kquota.display import safe_text
     from kquota.names import held_twice
-    from kquota.render.format import safe_text
 
     return tuple(
         f"the cluster holds one ip address as {', '.join(map(safe_text, spellings))}:"

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from kquota.desired.exportable import export_yaml
 from kquota.desired.format import KIND_OVERLAY
 from kquota.operations.usage import UsageSource, read_usage
-from kquota.plan.policy import ProtectMatch
 from kquota.plan.resolver import Principal
+from kquota.policy import ProtectMatch
 from kquota.target import Target
 from kquota.usage.recommend import Recommendation, RecommendOptions, recommend
 

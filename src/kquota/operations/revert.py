@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kquota.audit_keys import Verdict
-from kquota.display import cut
+from kquota.display import cut, safe_text
 from kquota.errors import KquotaError
 from kquota.history.applies import (
     AppliedPlan,
@@ -25,10 +25,9 @@ from kquota.history.declared import DesiredCheck, declared
 from kquota.history.inverse import Conflict, inverse_plan
 from kquota.history.results import History, RevertResult
 from kquota.history.trail import BadRecord, RecordedChange, Trail, read_trail
-from kquota.model import Entity, display_entity
+from kquota.model import Entity, Origin, display_entity
 from kquota.plan.types import Plan
-from kquota.render.format import safe_text
-from kquota.target import Origin, Target
+from kquota.target import Target
 
 _SHOW = 20
 

@@ -34,7 +34,6 @@ from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.localfile import UnreadableFile, read_regular
 from kquota.operations.apply import observe_refusal
-from kquota.plan.policy import Policy
 from kquota.plan.types import Plan
 from kquota.planfile.reader import (
     MAX_PLAN_BYTES,
@@ -44,6 +43,7 @@ from kquota.planfile.reader import (
     values_problem,
 )
 from kquota.planfile.writer import unapplyable_because
+from kquota.policy import Policy
 
 FLEET_SUMMARY = "fleet-plan.json"
 PLAN_SUFFIX = ".plan.json"
@@ -142,7 +142,7 @@ def _fleet_plans(summary: Path) -> list[Path]:
     named = [r["cluster"] for r in rows]
     missing = sorted(set(named) - set(found))
     if missing:
-        from kquota.render.format import safe_text
+        from kquota.display import safe_text
 
         raise PlanFileError(
             str(summary),

@@ -4,10 +4,10 @@ Nothing in this package does I/O; the CLI and engines feed it states and render 
 """
 
 from kquota.plan.planner import plan
-from kquota.plan.policy import Policy, ScopeMatch
 from kquota.plan.resolver import Principal, Resolution, resolution_changes, resolve
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Alteration, ChangeKind, IgnoredGroup, IgnoreReason, Op, Plan
+from kquota.policy import Policy, ScopeMatch
 
 __all__ = [
     "Alteration",

@@ -11,8 +11,9 @@ throttle guard (issue 30: the throttle replay of observed usage past
 ``policy.usage.max_throttled_fraction``). A plan's verdict
 is :attr:`Plan.refusal`; :func:`judge` decides the first two under the policy in force now,
 from the plan alone or, once connected, with the live cluster's managed counts and effective
-quotas; :func:`refuse` raises the one refusal,
-:class:`GuardRefused`, that ``plan``, ``apply``, a saved plan's reader and the library raise.
+quotas; :func:`refuse` (apply and the library), :func:`refuse_shown` (``plan``) and
+:func:`refuse_unapplied` (the applier's last line) raise the one refusal, :class:`GuardRefused`,
+worded here, that a saved plan's reader raises too.
 
 A saved plan's own verdict (its ``guard_violation``, ``mass_removal_allowed``, managed counts,
 protected principals) is its claim, never a decision: only the policy's override counts.
@@ -22,12 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import NoReturn
 
 from kquota.errors import KquotaError
 from kquota.model import QuotaState
-from kquota.plan.policy import Policy
-from kquota.plan.principal import Principal
 from kquota.plan.types import ChangeKind, Plan
+from kquota.policy import Policy
+from kquota.principal import Principal
 
 
 class GuardRefused(KquotaError):
@@ -99,16 +102,42 @@ def refuse(plan: Plan, overrides: Overrides = LIBRARY) -> None:
     if refusal is not None and refusal.startswith(THROTTLE):
         # The throttle guard (issue 30) has no override at apply: apply reads no usage, so
         # the plan is made again.
-        raise GuardRefused(
-            f"{refusal}; nothing was applied (review it with kquota plan --usage, save it with "
-            "--allow-throttling --out PLAN.json, and apply that plan if this is intended)"
+        _stop(
+            refusal,
+            "nothing was applied (review it with kquota plan --usage, save it with "
+            "--allow-throttling --out PLAN.json, and apply that plan if this is intended)",
         )
     if refusal is not None:
         mass = plan.guard_violation is not None and not plan.mass_removal_allowed
         override = overrides.mass_removal if mass else overrides.protected_change
         if refusal.startswith(CAPACITY):
             override = overrides.oversubscription
-        raise GuardRefused(f"{refusal}; nothing was applied (pass {override} if this is intended)")
+        _stop(refusal, f"nothing was applied (pass {override} if this is intended)")
+
+
+def refuse_shown(plan: Plan, out: Path | None) -> None:
+    """refuse_shown is the plan command's refusal of a plan a guard holds back: the plan was
+    shown, and saved to ``out`` for review only when one was given."""
+    if plan.refusal is not None:
+        _stop(
+            plan.refusal, f"saved in {out} for review only" if out is not None else "nothing saved"
+        )
+
+
+def refuse_unapplied(plan: Plan) -> None:
+    """refuse_unapplied is the applier's last line: a plan a guard holds back that reached it
+    anyway (its callers :func:`refuse` first) is not sent."""
+    if plan.refusal is not None:
+        _stop(
+            plan.refusal,
+            "nothing was applied (re-plan with --allow-mass-removal or "
+            "--allow-protected-change if this is intended)",
+        )
+
+
+def _stop(refusal: str, then: str) -> NoReturn:
+    """_stop is the guards' one raise site: the verdict first, then what became of the plan."""
+    raise GuardRefused(f"{refusal}; {then}")
 
 
 __all__ = [
@@ -120,4 +149,6 @@ __all__ = [
     "Overrides",
     "judge",
     "refuse",
+    "refuse_shown",
+    "refuse_unapplied",
 ]

@@ -11,7 +11,7 @@ resolution_changes`), so the others are skipped with a few set lookups. Defaults
 special: every user's candidates include ``user=<default>``, so a change there resolves every
 user principal, and only those without a quota of their own for that key come out changed.
 
-Protected principals (:class:`kquota.plan.policy.ProtectMatch`): a plan that lowers an
+Protected principals (:class:`kquota.policy.ProtectMatch`): a plan that lowers an
 effective quota of one, or limits one that was unlimited, is stopped like a mass removal,
 naming principal, key and the match each value comes from, unless the operator allows it.
 """
@@ -22,7 +22,6 @@ from collections.abc import Iterable, Sequence
 
 from kquota.display import value_with_unit
 from kquota.model import QuotaState, display_entity
-from kquota.plan.policy import Policy
 from kquota.plan.resolver import (
     Principal,
     ResolutionChange,
@@ -32,6 +31,7 @@ from kquota.plan.resolver import (
 )
 from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan, PlanImpact, SourceCount
+from kquota.policy import Policy
 
 
 def with_protected(principals: Iterable[Principal], policy: Policy) -> tuple[Principal, ...]:

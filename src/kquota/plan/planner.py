@@ -26,17 +26,9 @@ from typing import cast
 from kquota.model import Entity, QuotaState, QuotaValues, sorted_by_entity
 from kquota.names import as_cluster_spells
 from kquota.plan.fingerprint import snapshot_fingerprint
-from kquota.plan.policy import Policy
 from kquota.plan.rules import Outcome, classify, entity_outcome
-from kquota.plan.types import (
-    Alteration,
-    ChangeKind,
-    IgnoredGroup,
-    IgnoreReason,
-    Op,
-    Plan,
-    Removals,
-)
+from kquota.plan.types import Alteration, ChangeKind, IgnoredGroup, IgnoreReason, Op, Plan
+from kquota.policy import Policy, Removals
 
 _NO_VALUES: QuotaValues = {}
 _SETS_LIMIT = 1 << 16  # values dicts whose ops are kept: as many as the loader pools

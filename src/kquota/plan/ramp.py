@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from kquota.model import Entity, QuotaState
 from kquota.plan.fingerprint import snapshot_fingerprint
-from kquota.plan.types import Alteration, ChangeKind, Op, Plan, Removals
+from kquota.plan.types import Alteration, ChangeKind, Op, Plan
+from kquota.policy import Removals
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from typing import Any
 from kquota.model import IP, Entity, QuotaState
 from kquota.names import Address, ip_address
 from kquota.plan.precedence import Level, candidate, choose
-from kquota.plan.principal import Principal as Principal
-from kquota.plan.principal import unique_principals as unique_principals
+from kquota.principal import Principal as Principal
+from kquota.principal import unique_principals as unique_principals
 from kquota.quotakeys import CLIENT_KEYS, IP_KEYS
 
 

@@ -17,8 +17,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kquota.model import Entity
-from kquota.plan.principal import Principal
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
+from kquota.policy import Removals
+from kquota.principal import Principal
 
 if TYPE_CHECKING:
     from kquota.plan.capacity import CapacityReport
@@ -111,20 +112,6 @@ class IgnoredGroup:
     reason: IgnoreReason
     count: int
     entities: tuple[Entity, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Removals:
-    """Removals measures how much a plan removes, against what the policy manages."""
-
-    quotas: int = 0
-    """Remove ops: quota values that disappear."""
-    entities: int = 0
-    """Entities that lose every key (and so disappear from the cluster)."""
-    managed_quotas: int = 0
-    """Quota values of in-scope entities in the snapshot."""
-    managed_entities: int = 0
-    """In-scope entities in the snapshot."""
 
 
 class SourceCount(Protocol):

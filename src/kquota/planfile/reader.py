@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from kquota.desired import rules
+from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.localfile import MiB, UnreadableFile, read_regular
-from kquota.model import ENTITY_TYPES, IP, Entity, sorted_by_entity
+from kquota.model import ENTITY_TYPES, IP, Entity, display_entity, sorted_by_entity
 from kquota.plan.guard import GuardRefused, judge
-from kquota.plan.policy import Policy
 from kquota.plan.types import (
     IMPACT_FIELDS,
     PLAN_FORMAT_VERSION,
@@ -53,9 +53,8 @@ from kquota.plan.types import (
     Op,
     Plan,
     PlanImpact,
-    Removals,
 )
-from kquota.render.format import display_entity, safe_text
+from kquota.policy import Policy, Removals
 
 MAX_PLAN_BYTES = 1024 * MiB
 """The largest saved plan read: far above a real plan, far below what would exhaust memory."""
@@ -453,7 +452,7 @@ def _impact(value: object, check: _Checker) -> PlanImpact:
     """_impact reads the principals a saved plan's impact names: apply resolves them again
     on the live cluster (:func:`kquota.plan.guard.judge`), so values and verdict in the file
     count for nothing; only the names are taken, each checked."""
-    from kquota.plan.principal import Principal, unique_principals
+    from kquota.principal import Principal, unique_principals
 
     allowed = 'a list of {"principal": {"user"|"client-id"|"ip": name}, "key", "before", "after"}'
     found: list[Principal] = []

@@ -32,7 +32,7 @@ from kquota.desired.loader import read_limited
 from kquota.desired.problems import Problems, SourceLocation
 from kquota.model import CLIENT_ID, IP, USER
 from kquota.names import ip_address
-from kquota.plan.principal import Principal, unique_principals
+from kquota.principal import Principal, unique_principals
 from kquota.principals.model import Discovery, SourceReport
 
 MAX_FILE_BYTES = 64 * 1024 * 1024

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from kquota.model import Entity
+from kquota.model import Entity, display_entity
 from kquota.render.failures import Failure, failure_lines
-from kquota.render.format import display_entity
 
 LEASE_LOST = "the apply lease was lost"
 """How :class:`kquota.apply.lease.LeaseLost` messages begin: a stop, not a broken connection."""

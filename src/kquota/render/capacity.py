@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from kquota.display import safe_text, value_with_unit
+from kquota.model import display_entity
 from kquota.plan.capacity import CapacityReport, Ceiling, KeyCapacity, KeySum
 from kquota.plan.controllers import STATIC_QUOTA_CALLBACK
 from kquota.render import md_escape as md
-from kquota.render.format import display_entity, safe_text, value_with_unit
 
 CEILINGS_SHOWN = 50
 """Ceilings listed in text and markdown; the JSON has every one."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kquota.display import safe_text
 from kquota.render import md_escape as md
-from kquota.render.format import safe_text
 
 
 def text_lines(notes: Sequence[str]) -> list[str]:

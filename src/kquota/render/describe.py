@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kquota.model import QuotaState, sorted_entities
-from kquota.render.format import display_entity, number, safe_text
+from kquota.display import number, safe_text
+from kquota.model import QuotaState, display_entity, sorted_entities
 
 if TYPE_CHECKING:  # describe needs no planning package at start-up
     from kquota.plan.resolver import Resolution

@@ -1,11 +1,12 @@
 """``kquota resolve --explain`` as text: the effective quotas (the resolve form), then the
 ladder for the principal, then per key which level wins and why. Names are shown safely, as
-everywhere in text output (:func:`kquota.render.format.display_entity`)."""
+everywhere in text output (:func:`kquota.model.display_entity`)."""
 
 from __future__ import annotations
 
+from kquota.display import number
+from kquota.model import display_entity
 from kquota.plan.explain import Explanation
-from kquota.render.format import display_entity, number
 from kquota.render.text import render_resolution
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from kquota.model import Entity
-from kquota.render.format import display_entity, safe_text
+from kquota.display import safe_text
+from kquota.model import Entity, display_entity
 
 EXAMPLES = 3
 """Entities shown for a group of identical failures."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import shlex
 
+from kquota.display import safe_text
 from kquota.fleet.rollout import DONE, FleetApplyReport
 from kquota.render import md_escape as md
-from kquota.render.format import safe_text
 
 
 def resume_command(report: FleetApplyReport) -> str:

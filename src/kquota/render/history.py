@@ -13,12 +13,12 @@ from typing import Any
 
 from kquota.audit import AuditOp
 from kquota.audit_keys import Verdict
-from kquota.display import cut
+from kquota.display import cut, number, safe_text, value_with_unit
 from kquota.history.applies import AppliedPlan
 from kquota.history.declared import Declared, DesiredCheck
 from kquota.history.results import History, RevertResult
+from kquota.model import display_entity
 from kquota.render import md_escape as md
-from kquota.render.format import display_entity, number, safe_text, value_with_unit
 from kquota.render.markdown import BUDGET, FOLD_THRESHOLD, size
 
 

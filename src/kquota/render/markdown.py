@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kquota.display import value_with_unit
 from kquota.model import Entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
@@ -44,7 +45,6 @@ from kquota.render.change_groups import (
     change_mark,
     group_alterations,
 )
-from kquota.render.format import value_with_unit
 from kquota.render.impact_groups import ImpactGroup, bars, group_changes
 
 FOLD_THRESHOLD = 20

@@ -19,7 +19,7 @@ only in one of three shapes:
   and GitHub's mention and reference filters work on the rendered text, where a backslash
   no longer is.
 
-All three first make the text one visible line with :func:`kquota.render.format.safe_text`
+All three first make the text one visible line with :func:`kquota.display.safe_text`
 (control, format and default-ignorable characters as ``\\u…``), so a newline cannot end a
 table row or open a block, and an invisible character cannot hide in a name.
 """
@@ -30,8 +30,8 @@ import html
 import re
 from collections.abc import Sequence
 
-from kquota.model import Entity
-from kquota.render.format import display_entity, safe_text
+from kquota.display import safe_text
+from kquota.model import Entity, display_entity
 
 _BACKTICKS = re.compile(r"`+")
 # Markup that can start anywhere in a line, and markup that can start only a word (a list, a

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kquota.display import number
+from kquota.model import display_entity
 from kquota.plan.ramp import RampedKey
-from kquota.render.format import display_entity, number
 
 
 def schedule_lines(keys: Sequence[RampedKey], max_step: float, interval: str) -> list[str]:

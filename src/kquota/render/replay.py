@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
+from kquota.display import safe_text, value_with_unit
+from kquota.model import display_entity
 from kquota.plan.resolver import ResolvedQuota
 from kquota.render import md_escape as md
-from kquota.render.format import display_entity, safe_text, value_with_unit
 from kquota.usage.replay import CENSORED, Exposure, Replayed, ReplayReport, percent
 
 SHOWN = 50

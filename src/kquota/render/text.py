@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kquota.model import Entity
+from kquota.display import number, safe_text, value_with_unit
+from kquota.model import Entity, display_entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
 from kquota.plan.types import (
@@ -36,7 +37,6 @@ from kquota.render.change_groups import (
     change_words,
     group_alterations,
 )
-from kquota.render.format import display_entity, number, safe_text, value_with_unit
 from kquota.render.impact_groups import bars, group_changes
 
 _IGNORED_WORDS = {

@@ -3,7 +3,7 @@
 Computes nothing: reads a :class:`~kquota.usage.report.UsageReport` or a
 :class:`~kquota.usage.recommend.Recommendation`. Every name (principals, brokers, clusters,
 entities, sources) goes through the medium's one escaping module: text through
-:mod:`kquota.render.format`, markdown through :mod:`kquota.render.md_escape`, tables with as
+:mod:`kquota.display`, markdown through :mod:`kquota.render.md_escape`, tables with as
 many cells as their header. The markdown stays within the review comment's budget
 (:data:`kquota.render.markdown.BUDGET`): only whole rows are cut, and what was cut is counted
 in a visible line that says the JSON has all.
@@ -14,8 +14,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
+from kquota.display import display_name, human, number, safe_text
+from kquota.model import display_entity
 from kquota.render import md_escape as md
-from kquota.render.format import display_entity, display_name, human, number, safe_text
 from kquota.usage.profile import Profiles, SeriesProfile
 from kquota.usage.recommend import CapacitySum, Proposal, Recommendation
 from kquota.usage.report import RateUse, UsageReport

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 
 import orjson
 
+from kquota.display import safe_text
 from kquota.plan.types import Plan
 from kquota.render import md_escape as md
-from kquota.render.format import safe_text
 from kquota.render.json import plan_data, render_plan
 
 PROTECTED_SHOWN = 20

@@ -26,12 +26,11 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal, cast
+from typing import IO, Any, Literal, cast
 
 import orjson
 
 from kquota.errors import KquotaError
-from kquota.lazy_exports import lazy_getattr
 from kquota.localfile import MiB, UnreadableFile, read_regular
 from kquota.model import (
     CLIENT_ID,
@@ -43,13 +42,6 @@ from kquota.model import (
     pooled,
     sorted_entities,
 )
-
-if TYPE_CHECKING:
-    from kquota.plan.fingerprint import snapshot_fingerprint
-
-# Re-exported on first use: importing it loads the planning package, which ``kquota
-# describe`` (this module's writer, on the clock) never needs; about 0.03 s of start-up CPU.
-__getattr__ = lazy_getattr(__name__, {"snapshot_fingerprint": "kquota.plan.fingerprint"}, globals())
 
 MAX_SNAPSHOT_BYTES = 1024 * MiB
 """The largest snapshot file read: room for millions of entities, not for a device or a log."""
@@ -66,7 +58,6 @@ __all__ = [
     "read_snapshot_and_meta",
     "read_snapshot_any",
     "parse_snapshot",
-    "snapshot_fingerprint",
     "write_snapshot",
     "dump_snapshot",
 ]

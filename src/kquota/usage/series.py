@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kquota.argcheck import refuse
-from kquota.plan.principal import Principal, unique_principals
+from kquota.principal import Principal, unique_principals
 from kquota.usage.rows import Sample
 
 

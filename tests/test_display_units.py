@@ -3,10 +3,10 @@
 import pytest
 
 import gfm
-from kquota.model import Entity
+from kquota.display import display_name, number, value_with_unit
+from kquota.model import Entity, display_entity
 from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from kquota.render import markdown
-from kquota.render.format import display_entity, display_name, number, value_with_unit
 
 
 @pytest.mark.parametrize(

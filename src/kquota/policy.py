@@ -39,8 +39,7 @@ from fnmatch import translate
 from typing import Literal
 
 from kquota.model import CLIENT_ID, DEFAULT_NAME_DISPLAY, IP, USER, Entity
-from kquota.plan.resolver import Principal
-from kquota.plan.types import Removals
+from kquota.principal import Principal
 
 DEFAULT_MAX_REMOVALS = 10
 DEFAULT_MAX_REMOVAL_FRACTION = 0.3
@@ -148,6 +147,20 @@ class ProtectMatch:
 
     def to_data(self) -> dict[str, str]:
         return {t: p.pattern for t, p in self.patterns}
+
+
+@dataclass(frozen=True, slots=True)
+class Removals:
+    """Removals measures how much a plan removes, against what the policy manages."""
+
+    quotas: int = 0
+    """Remove ops: quota values that disappear."""
+    entities: int = 0
+    """Entities that lose every key (and so disappear from the cluster)."""
+    managed_quotas: int = 0
+    """Quota values of in-scope entities in the snapshot."""
+    managed_entities: int = 0
+    """In-scope entities in the snapshot."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,7 @@
 import pytest
 
 from kquota.model import Entity
-from kquota.plan.policy import Policy, ScopeMatch
-from kquota.plan.types import Removals
+from kquota.policy import Policy, Removals, ScopeMatch
 
 
 def e(**parts: str | None) -> Entity:
