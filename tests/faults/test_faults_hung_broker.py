@@ -219,13 +219,21 @@ class _PtyStderr:
             with self._lock:
                 self.text += chunk.decode(errors="replace")
 
-    def wait_for(self, needle: str, proc: subprocess.Popen[bytes], bound: float) -> int:
-        """wait_for polls until ``needle`` shows (returning where), failing if the process
-        ends first or ``bound`` passes (a hang detector, not a timing assertion)."""
+    def find(self, needles: tuple[str, ...], start: int = 0) -> int:
+        """find is where the first of ``needles`` shows from ``start`` on, or -1."""
+        with self._lock:
+            found = [at for n in needles if (at := self.text.find(n, start)) >= 0]
+        return min(found, default=-1)
+
+    def wait_for(
+        self, needle: str | tuple[str, ...], proc: subprocess.Popen[bytes], bound: float
+    ) -> int:
+        """wait_for polls until ``needle`` (or one of them) shows (returning where), failing if
+        the process ends first or ``bound`` passes (a hang detector, not a timing assertion)."""
+        needles = (needle,) if isinstance(needle, str) else needle
         end = time.monotonic() + bound
         while True:
-            with self._lock:
-                at = self.text.find(needle)
+            at = self.find(needles)
             if at >= 0:
                 return at
             assert proc.poll() is None, f"ended before showing {needle!r}: {self.text[-2000:]}"
@@ -257,9 +265,11 @@ def test_sigint_on_a_hung_broker_then_a_second_sigint_stops_settling(
             # when settling waits on a describe the broker will not answer (its 5 s window).
             committing = err.wait_for("for AlterClientQuotas from", proc, 120)
             proc.send_signal(signal.SIGINT)
-            settling = err.text.find("for DescribeClientQuotas from", committing)
-            if settling < 0:
-                err.wait_for("for DescribeClientQuotas from", proc, 120)
+            # Settling asks for the last committed entity first (the verify probe), then
+            # describes: either wait names a describe the stopped broker will not answer.
+            settles = ("for the last committed entity to show", "for DescribeClientQuotas from")
+            if err.find(settles, committing) < 0:
+                err.wait_for(settles, proc, 120)
             proc.send_signal(signal.SIGINT)
             code = proc.wait(120)
     finally:
