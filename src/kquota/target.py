@@ -171,8 +171,10 @@ class Target:
         cluster_name: str | None = None,
         config_path: Path | None = None,
         require_source: bool = True,
+        live_only: bool = False,
     ) -> Target:
-        """resolve checks the combination of targeting options and loads kquota.yaml."""
+        """resolve checks the combination of targeting options and loads kquota.yaml
+        (``live_only``: the command takes no ``--snapshot``, and its messages offer none)."""
         if snapshot is not None and bootstrap_server is not None:
             raise UsageError(
                 "--snapshot and --bootstrap-server exclude each other: offline or live"
@@ -200,9 +202,12 @@ class Target:
                 )
             cluster_name, cluster = next(iter(config.clusters.items()))
         if require_source and snapshot is None and bootstrap_server is None and cluster is None:
+            # A live-only command (apply, snapshot, describe) offers no --snapshot to name.
             raise UsageError(
-                "where is the current state? give --snapshot FILE, --bootstrap-server HOST:PORT "
-                "or --cluster NAME"
+                "where is the cluster? give --bootstrap-server HOST:PORT or --cluster NAME"
+                if live_only
+                else "where is the current state? give --snapshot FILE, --bootstrap-server "
+                "HOST:PORT or --cluster NAME"
             )
         named = {} if config is None else configured(config)
         target = cls(

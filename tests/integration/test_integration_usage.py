@@ -67,6 +67,7 @@ def test_usage_and_recommend_against_a_live_cluster(
     code, out, err = run_kquota(["plan", *b, "--no-prune", "patch.yaml"], capsys)
     assert code == 0, err
     assert (
-        f"~ {{user={user}}}\n    ~ producer_byte_rate: 10485760 (10 MiB/s) -> 3145728 (3 MiB/s)\n"
+        f"~ {{user={user}}}\n    ~ producer_byte_rate: 10485760 (10 MiB/s) -> 3145728 (3 MiB/s), "
+        "lower by 70%\n"
     ) in out
     assert "Plan: 0 to create, 1 to update, 0 to delete" in out

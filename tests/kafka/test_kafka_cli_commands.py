@@ -149,7 +149,7 @@ def test_local_validation_sends_nothing(capsys: pytest.CaptureFixture[str]) -> N
             "name the entity",
         ),
         (["alter", "--bootstrap-server", "h:1", "--names", "user=a"], "nothing to alter"),
-        (["describe"], "no bootstrap servers"),
+        (["describe"], "where is the cluster? give --bootstrap-server HOST:PORT or --cluster NAME"),
     ],
 )
 def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import click
 import click.shell_completion
@@ -35,6 +35,7 @@ class TargetingArgs:
     command_config: Path | None = None
     cluster_name: str | None = None
     config_path: Path | None = None
+    live_only: ClassVar[bool] = False
 
     def resolve(self, *, require_source: bool = True) -> Target:
         """resolve is the target these flags name; a kquota.yaml present that has no cluster
@@ -47,6 +48,7 @@ class TargetingArgs:
             cluster_name=self.cluster_name,
             config_path=self.config_path,
             require_source=require_source,
+            live_only=self.live_only,
         )
         if target.unmatched is not None:
             echo_warnings([target.unmatched])
@@ -66,6 +68,13 @@ class TargetingArgs:
     def named(self, cluster_name: str, config_path: Path) -> TargetingArgs:
         """named: these flags for one cluster of kquota.yaml (``--all``)."""
         return dataclasses.replace(self, cluster_name=cluster_name, config_path=config_path)
+
+
+@dataclass(frozen=True)
+class LiveTargetingArgs(TargetingArgs):
+    """LiveTargetingArgs: the targeting flags of a command that takes no ``--snapshot``."""
+
+    live_only: ClassVar[bool] = True
 
 
 def targeting_options(f: F) -> F:
@@ -111,7 +120,7 @@ def _with_targeting(f: F, *, offline: bool) -> F:
             help="Project config (default: ./kquota.yaml if present).",
         ),
     ]
-    return option_group("where", TargetingArgs, options)(f)
+    return option_group("where", TargetingArgs if offline else LiveTargetingArgs, options)(f)
 
 
 PLAN_FORMAT_HELP = "text for a terminal, json (the plan contract), markdown for a pull request."
