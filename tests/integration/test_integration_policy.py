@@ -6,16 +6,30 @@ addressed by its bootstrap servers, and saved plans doctored as a hostile review
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kquota.devbroker.launcher import BrokerInfo
+from conftest import KAFKA_VERSION
+from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from rollout_kit import Project, project, user_quota
 
 pytestmark = pytest.mark.integration
 
 P = "producer_byte_rate"
+
+
+@pytest.fixture(scope="module")
+def empty_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
+    """A broker of this module's own: the capacity guard sums every quota on the cluster, and
+    the session broker holds other tests' defaults, which make the sum "cannot tell"."""
+    broker_dir = tmp_path_factory.mktemp("kafka-policy")
+    info = start_broker(broker_dir, kafka_version=KAFKA_VERSION, die_with_parent=True, heap="512m")
+    try:
+        yield info
+    finally:
+        stop_broker(broker_dir)
 
 
 def _project(
@@ -96,10 +110,10 @@ def test_servers_of_no_configured_cluster_are_warned_of_and_json_stays_json(
 def test_a_saved_plan_without_its_capacity_key_meets_the_capacity_guard(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    kafka_broker: BrokerInfo,
+    empty_broker: BrokerInfo,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    repo = _project(tmp_path, monkeypatch, kafka_broker, capsys, "c", "")
+    repo = _project(tmp_path, monkeypatch, empty_broker, capsys, "c", "")
     user = f"{repo.prefix}big"
     (tmp_path / "kquota.yaml").write_text(
         (tmp_path / "kquota.yaml").read_text()
