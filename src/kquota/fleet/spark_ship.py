@@ -69,6 +69,11 @@ def build_archive(folder: Path, extra: tuple[str, ...] = ()) -> Path:
         for name in (*EXECUTOR_PACKAGES, *extra):
             source = _source_of(name)
             tar.add(source, arcname=source.name, filter=_skip_cache)
+            # A manylinux wheel keeps its vendored shared libraries beside the package
+            # (auditwheel's ``<package>.libs``, e.g. numpy's OpenBLAS): they travel with it.
+            libs = source.parent / f"{source.name}.libs"
+            if source.is_dir() and libs.is_dir():
+                tar.add(libs, arcname=libs.name, filter=_skip_cache)
     return path
 
 

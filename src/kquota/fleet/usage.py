@@ -23,9 +23,26 @@ from kquota.errors import KquotaError
 from kquota.fleet.layout import FleetCluster, Listing, discover
 from kquota.usage.profile import Profiles, profile
 
-EXECUTOR_NEEDS = ("pyarrow",)
+
+def _executor_needs() -> tuple[str, ...]:
+    # pyarrow before 16 imports numpy when it is imported (pyarrow>=15 is the floor); a newer
+    # one declares no numpy and needs none shipped.
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        required = requires("pyarrow") or []
+    except PackageNotFoundError:
+        return ("pyarrow",)
+    needs_numpy = any(
+        r.split(";")[0].strip().startswith("numpy") and "extra" not in r for r in required
+    )
+    return ("pyarrow", "numpy") if needs_numpy else ("pyarrow",)
+
+
+EXECUTOR_NEEDS = _executor_needs()
 """What the Spark executors need besides the planner's: they read Parquet sample files with
-the local reader (pyarrow), so a bad row is refused in the same words."""
+the local reader (pyarrow, and numpy where that pyarrow imports it), so a bad row is refused in
+the same words."""
 SAMPLE_FOLDERS = "samples"
 SAMPLES_EXPECTED = "SAMPLES/<cluster>/ folders of sample files"
 
