@@ -54,23 +54,14 @@ def write_fleet(base: Path, samples: int, clusters: int, principals: int) -> int
     from kquota.snapshot.files import dump_snapshot
     from kquota.snapshot.parquet import _pyarrow
     from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME
+    from kquota.usage.samples import parquet_schema
 
     pa, pq = _pyarrow()
     per_minute = clusters * BROKERS * principals * 2
     minutes = max(1, samples // per_minute)
     tags = principals_of(principals)
     (base / "snapshots").mkdir(parents=True)
-    schema = pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("broker", pa.string()),
-            ("user", pa.string()),
-            ("client_id", pa.string()),
-            ("metric", pa.string()),
-            ("timestamp_ms", pa.int64()),
-            ("value", pa.float64()),
-        ]
-    )
+    schema = parquet_schema(pa)
     written = 0
     for c in range(clusters):
         name = f"cluster-{c:02d}"

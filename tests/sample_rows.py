@@ -62,17 +62,8 @@ def write_parquet(path: Path, samples: Iterable[Sample]) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from kquota.usage.samples import parquet_schema
+
     rows = [row(s) for s in samples]
-    schema = pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("broker", pa.string()),
-            ("user", pa.string()),
-            ("client_id", pa.string()),
-            ("metric", pa.string()),
-            ("timestamp_ms", pa.int64()),
-            ("value", pa.float64()),
-        ]
-    )
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema(pa)), path)
     return path

@@ -62,6 +62,15 @@ PARQUET_SUFFIXES = (".parquet",)
 EXPOSITION_SUFFIXES = (".prom", ".txt")
 SUFFIXES = JSONL_SUFFIXES + PARQUET_SUFFIXES + EXPOSITION_SUFFIXES
 FIELDS = ("cluster", "broker", "user", "client_id", "metric", "timestamp_ms", "value")
+
+
+def parquet_schema(pa: Any) -> Any:
+    """parquet_schema is the sample row as Parquet columns, for writers (``pa``: pyarrow)."""
+    text, whole, real = pa.string(), pa.int64(), pa.float64()
+    kinds = (text, text, text, text, text, whole, real)
+    return pa.schema(list(zip(FIELDS, kinds, strict=True)))
+
+
 _BATCH_ROWS = 65536
 _FIELD_SET = frozenset(FIELDS)
 _MAX_FLOAT = sys.float_info.max
