@@ -32,7 +32,7 @@ import os
 import posixpath
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -184,32 +184,29 @@ class SparkEngine:
 
     def discover(self, desired_root: str, snapshots_dir: str) -> list[FleetCluster]:
         """discover is :func:`kquota.fleet.layout.discover` through Hadoop's file systems."""
-        from kquota import deadline
         from kquota.fleet.layout import discover
-        from kquota.fleet.spark_fs import HadoopListing
 
-        with deadline.waiting_on("the Spark session to start"):
-            spark = self.session()
-        deadline.check()
-        fs = HadoopListing(spark)
-        with deadline.waiting_on(f"Hadoop to list {desired_root} and {snapshots_dir}"):
-            found = discover(fs.qualify(desired_root), fs.qualify(snapshots_dir), fs)
-        deadline.check()
-        return found
+        return self._through_hadoop(discover, desired_root, snapshots_dir)
 
     def discover_usage(self, samples_root: str, snapshots_dir: str) -> list[FleetCluster]:
         """discover_usage is :func:`kquota.fleet.usage.discover_usage` through Hadoop's file
         systems."""
+        from kquota.fleet.usage import discover_usage
+
+        return self._through_hadoop(discover_usage, samples_root, snapshots_dir)
+
+    def _through_hadoop(
+        self, find: Callable[..., list[FleetCluster]], root: str, snapshots_dir: str
+    ) -> list[FleetCluster]:
         from kquota import deadline
         from kquota.fleet.spark_fs import HadoopListing
-        from kquota.fleet.usage import discover_usage
 
         with deadline.waiting_on("the Spark session to start"):
             spark = self.session()
         deadline.check()
         fs = HadoopListing(spark)
-        with deadline.waiting_on(f"Hadoop to list {samples_root} and {snapshots_dir}"):
-            found = discover_usage(fs.qualify(samples_root), fs.qualify(snapshots_dir), fs)
+        with deadline.waiting_on(f"Hadoop to list {root} and {snapshots_dir}"):
+            found = find(fs.qualify(root), fs.qualify(snapshots_dir), fs)
         deadline.check()
         return found
 
