@@ -11,7 +11,8 @@ import pytest
 from kquota.desired.state import state_digest
 from kquota.model import Entity, Origin, QuotaState, sorted_entities
 from kquota.operations import LoadedDesired, load_desired_state
-from kquota.operations.plan import PlanRequest, PolicyOverrides, plan_against
+from kquota.operations.overrides import PolicyOverrides
+from kquota.operations.plan import PlanRequest, plan_against
 from kquota.plan.planner import plan
 from kquota.render.json import render_plan
 from kquota.target import Target

@@ -1,7 +1,6 @@
 """The plan operation's request (:class:`~kquota.operations.plan.PlanRequest`), against a
-snapshot file: desired state still to be read or read already, the policy overrides plan and
-apply share, and :func:`~kquota.operations.plan.make_plan` as the same road spelled in
-keywords."""
+snapshot file: desired state still to be read or read already, and
+:func:`~kquota.operations.plan.make_plan` as the same road spelled in keywords."""
 
 from __future__ import annotations
 
@@ -13,11 +12,11 @@ import pytest
 from kquota.desired import DesiredStateError
 from kquota.model import Entity, Origin
 from kquota.operations.desired import DesiredPaths, load_desired_state
+from kquota.operations.overrides import PolicyOverrides
 from kquota.operations.plan import (
     PlanOptions,
     PlanRequest,
     PlanResult,
-    PolicyOverrides,
     make_plan,
     plan_against,
     run_plan,
@@ -121,15 +120,3 @@ def test_plan_against_needs_the_desired_state_read(target: Target, desired: Path
     request = PlanRequest(target, DesiredPaths((desired,)))
     with pytest.raises(TypeError, match="plan_against: the request's desired state"):
         plan_against(request, {}, Origin("c1", "id-1"))
-
-
-def test_the_overrides_build_the_policy_plan_and_apply_share(tmp_path: Path) -> None:
-    target = Target.from_options("127.0.0.1:9092", None)
-    protect = (ProtectMatch.of({"user": "svc-*"}),)
-    plain = PolicyOverrides().applied_to(target)
-    assert plain == target.policy(prune=None, allow_mass_removal=False)
-    assert not (plain.prune or plain.allow_oversubscription or plain.allow_throttling)
-    every = PolicyOverrides(True, True, protect, True, True, True).applied_to(target)
-    assert every.prune and every.allow_mass_removal and every.allow_protected_change
-    assert every.allow_oversubscription and every.allow_throttling
-    assert every.protect == plain.protect + protect

@@ -52,7 +52,7 @@ from kquota.operations.apply import (
     run_apply,
 )
 from kquota.operations.desired import DesiredPaths
-from kquota.operations.plan import PolicyOverrides
+from kquota.operations.overrides import PolicyOverrides
 from kquota.plan.guard import FLAGS
 from kquota.plan.types import Plan
 from kquota.render.apply_report import apply_report_lines

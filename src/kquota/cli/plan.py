@@ -32,7 +32,8 @@ from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.gcpause import collector_paused
-from kquota.operations.plan import PlanOptions, PlanRequest, PolicyOverrides, run_plan
+from kquota.operations.overrides import PolicyOverrides
+from kquota.operations.plan import PlanOptions, PlanRequest, run_plan
 from kquota.plan.guard import refuse_shown
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan

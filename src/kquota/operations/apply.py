@@ -15,7 +15,7 @@ from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.operations.desired import DesiredPaths, LoadedDesired
-from kquota.operations.plan import PolicyOverrides
+from kquota.operations.overrides import PolicyOverrides
 from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
 from kquota.plan.types import Plan
 from kquota.planfile.writer import plan_id

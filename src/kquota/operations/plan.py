@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from kquota.model import Origin, QuotaState
 from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import DesiredPaths, LoadedDesired
+from kquota.operations.overrides import PolicyOverrides
 from kquota.operations.replay import UsageInputs
 from kquota.plan.controllers import Controllers
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
@@ -48,35 +49,6 @@ def ip_spelling_warnings(state: QuotaState) -> tuple[str, ...]:
         " apply again)"
         for spellings in held_twice(state)
     )
-
-
-@dataclass(frozen=True)
-class PolicyOverrides:
-    """PolicyOverrides are what the operator asks of the target's policy for this plan or
-    apply (``prune``, where the plan is made here; the guards' overrides; more protected
-    principals)."""
-
-    prune: bool | None = None
-    allow_mass_removal: bool = False
-    protect: Sequence[ProtectMatch] = ()
-    allow_protected_change: bool = False
-    allow_oversubscription: bool = False
-    allow_throttling: bool = False
-
-    def applied_to(self, target: Target) -> Policy:
-        """applied_to is ``target``'s policy under these overrides: the policy a plan is
-        made, and an apply judged, under."""
-        policy = target.policy(
-            prune=self.prune,
-            allow_mass_removal=self.allow_mass_removal,
-            protect=self.protect,
-            allow_protected_change=self.allow_protected_change,
-        )
-        if self.allow_oversubscription:
-            policy = dataclasses.replace(policy, allow_oversubscription=True)
-        if self.allow_throttling:
-            policy = dataclasses.replace(policy, allow_throttling=True)
-        return policy
 
 
 @dataclass(frozen=True)
