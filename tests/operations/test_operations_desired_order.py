@@ -11,7 +11,8 @@ import pytest
 from kquota.desired.state import state_digest
 from kquota.model import Entity, Origin, QuotaState, sorted_entities
 from kquota.operations import LoadedDesired, load_desired_state
-from kquota.operations.plan import plan_against
+from kquota.operations.overrides import PolicyOverrides
+from kquota.operations.plan import PlanRequest, plan_against
 from kquota.plan.planner import plan
 from kquota.render.json import render_plan
 from kquota.target import Target
@@ -81,10 +82,9 @@ def test_plan_against_with_and_without_the_order_agree(loaded: LoadedDesired, pr
     target = Target.from_options("127.0.0.1:9092", None)
     plain = LoadedDesired(loaded.quotas, loaded.digest, loaded.warnings)
     for state in snapshots(loaded):
+        asked = PolicyOverrides(prune=prune, allow_mass_removal=True)
         made = [
-            plan_against(
-                target, d, state, Origin("c", "id"), prune=prune, allow_mass_removal=True
-            ).plan
+            plan_against(PlanRequest(target, d, asked), state, Origin("c", "id")).plan
             for d in (loaded, plain)
         ]
         same_time = [dataclasses.replace(p, created_at="2026-01-01T00:00:00Z") for p in made]

@@ -150,7 +150,8 @@ def test_the_corpus_is_all_fed() -> None:
 def test_the_operation_reads_desired_state_and_shows_its_warnings_before_connecting(
     listener: FakeListener, tmp_path: Path
 ) -> None:
-    from kquota.operations.apply import ApplyHooks, ApplyRequest, DesiredPaths, run_apply
+    from kquota.operations.apply import ApplyHooks, ApplyRequest, run_apply
+    from kquota.operations.desired import DesiredPaths
 
     path = tmp_path / "q.yaml"
     path.write_text(

@@ -47,12 +47,12 @@ from kquota.operations.apply import (
     ApplyResult,
     ApplySource,
     AuditOutcome,
-    DesiredPaths,
-    PolicyOverrides,
     RunOptions,
     read_checked,
     run_apply,
 )
+from kquota.operations.desired import DesiredPaths
+from kquota.operations.overrides import PolicyOverrides
 from kquota.plan.guard import FLAGS
 from kquota.plan.types import Plan
 from kquota.render.apply_report import apply_report_lines

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -31,7 +32,8 @@ from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
 from kquota.gcpause import collector_paused
-from kquota.operations.plan import make_plan
+from kquota.operations.overrides import PolicyOverrides
+from kquota.operations.plan import PlanOptions, PlanRequest, run_plan
 from kquota.plan.guard import refuse_shown
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
@@ -49,6 +51,28 @@ apply colours the plan it shows the same way."""
 
 def _use_color() -> bool:
     return console.use_color()
+
+
+@dataclass(frozen=True)
+class PlanFlags:
+    """PlanFlags is plan's command line, as given: what the command hands to the work."""
+
+    paths: tuple[Path, ...]
+    where: TargetingArgs
+    prune: bool | None
+    allow_mass_removal: bool
+    out: Path | None
+    fmt: str
+    force: bool
+    detailed_exitcode: bool
+    principals: tuple[str, ...]
+    capacity: bool | None
+    allow_oversubscription: bool
+    usage: str | None
+    since: str | None
+    allow_throttling: bool
+    wanted: ImpactArgs
+    guard: ProtectArgs
 
 
 @click.command("plan", epilog=EXAMPLES["plan"])
@@ -128,49 +152,69 @@ def command(
     guard: ProtectArgs,
 ) -> None:
     """Show what would change to make the cluster match the desired state in PATHS."""
-    if since is not None and usage is None:
-        raise UsageError("--since needs --usage SOURCE: it says how far back the samples go")
-    named = [parse_principal(p, "--principal") for p in principals]
-    protect = guard.matches()
-    target = where.resolve()
-    desired_paths = target.desired_paths(paths)
-    refuse_inputs(out, [*where.inputs(), *(("desired state", p) for p in desired_paths)])
-    if out is not None and not _is_saved_plan_file(out):
-        refuse_existing(out, force, unless="an earlier saved plan")
-    desired = load_desired_quotas(desired_paths)  # local files before the network
-    listed = wanted.listed()
-    samples = None
-    if usage is not None:  # a local file is read before the network, as the desired state is
-        from kquota.usage.source import samples_from
+    flags = PlanFlags(
+        paths, where, prune, allow_mass_removal, out, fmt, force, detailed_exitcode,
+        principals, capacity, allow_oversubscription, usage, since, allow_throttling,
+        wanted, guard,
+    )  # fmt: skip
+    _plan(flags)
 
-        samples = list(samples_from(usage, since or USAGE_SINCE, None, target.cluster_name))
-    result = make_plan(
-        target,
-        desired,
-        prune=prune,
-        allow_mass_removal=allow_mass_removal,
-        principals=named,
-        impact=wanted.live,
-        listed=listed,
-        protect=protect,
-        allow_protected_change=guard.allow_protected_change,
-        capacity=capacity,
-        allow_oversubscription=allow_oversubscription,
-        usage=samples,
-        usage_source=usage,
-        allow_throttling=allow_throttling,
-    )
+
+def _plan(flags: PlanFlags) -> None:
+    """flags -> request -> the plan operation -> render -> exit code."""
+    request = _request(flags)
+    result = run_plan(request)
     echo_warnings(result.warnings)
-    plan = result.plan
+    plan, out, fmt = result.plan, flags.out, flags.fmt
     click.echo(_render(plan, fmt, result.changes), nl=False, color=_use_color())
     if fmt == "text":
-        _echo_ramp(target, plan)
+        _echo_ramp(request.target, plan)
     if out is not None:
         for missing in write_plan_file(plan, out):
             click.echo(f"warning: {out}: {missing}; apply will refuse this plan", err=True)
     refuse_shown(plan, out)
-    if detailed_exitcode and not plan.empty:
+    if flags.detailed_exitcode and not plan.empty:
         sys.exit(2)
+
+
+def _request(flags: PlanFlags) -> PlanRequest:
+    """_request is the command line as a plan request.
+
+    Everything local is read and checked before the first connection, in this order: the
+    flags, the target, where ``--out`` may write, the desired state (its warnings shown),
+    the listed principals, the usage samples.
+    """
+    if flags.since is not None and flags.usage is None:
+        raise UsageError("--since needs --usage SOURCE: it says how far back the samples go")
+    named = [parse_principal(p, "--principal") for p in flags.principals]
+    protect = flags.guard.matches()
+    target = flags.where.resolve()
+    desired_paths = target.desired_paths(flags.paths)
+    out = flags.out
+    refuse_inputs(out, [*flags.where.inputs(), *(("desired state", p) for p in desired_paths)])
+    if out is not None and not _is_saved_plan_file(out):
+        refuse_existing(out, flags.force, unless="an earlier saved plan")
+    desired = load_desired_quotas(desired_paths)  # local files before the network
+    listed = flags.wanted.listed()
+    samples = None
+    if flags.usage is not None:  # a local file is read before the network, as desired state
+        from kquota.usage.source import samples_from
+
+        since = flags.since or USAGE_SINCE
+        samples = list(samples_from(flags.usage, since, None, target.cluster_name))
+    return PlanRequest(
+        target,
+        desired,
+        PolicyOverrides(
+            flags.prune,
+            flags.allow_mass_removal,
+            protect,
+            flags.guard.allow_protected_change,
+            flags.allow_oversubscription,
+            flags.allow_throttling,
+        ),
+        PlanOptions(named, flags.wanted.live, listed, flags.capacity, samples, flags.usage),
+    )
 
 
 def _echo_ramp(target: Target, plan: Plan) -> None:

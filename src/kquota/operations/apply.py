@@ -7,14 +7,15 @@ live in :mod:`kquota.planfile`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.display import safe_text
 from kquota.errors import KquotaError
-from kquota.operations.desired import LoadedDesired
+from kquota.operations.desired import DesiredPaths, LoadedDesired
+from kquota.operations.overrides import PolicyOverrides
 from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
 from kquota.plan.types import Plan
 from kquota.planfile.writer import plan_id
@@ -164,18 +165,6 @@ class ApplyHooks:
 
 
 @dataclass(frozen=True)
-class PolicyOverrides:
-    """PolicyOverrides are what the operator asks of the target's policy for this apply (when
-    planning here: ``prune``; always: the guards' overrides and more protected principals)."""
-
-    prune: bool | None = None
-    allow_mass_removal: bool = False
-    protect: Sequence[ProtectMatch] = ()
-    allow_protected_change: bool = False
-    allow_oversubscription: bool = False
-
-
-@dataclass(frozen=True)
 class RunOptions:
     """RunOptions: how the commit runs (batches, verification, lease, audit topic) and how a
     guard's refusal spells its override (the CLI's flags, or the library's arguments)."""
@@ -185,14 +174,6 @@ class RunOptions:
     lease: bool = True
     audit_topic: str | None = None
     overrides: Overrides = LIBRARY
-
-
-@dataclass(frozen=True)
-class DesiredPaths:
-    """DesiredPaths is desired state still to be read: YAML files or folders (none: the
-    target's folders, else ``quotas/``). The apply reads it before its first connection."""
-
-    paths: tuple[Path, ...] = ()
 
 
 ApplySource = Path | Plan | DesiredPaths | LoadedDesired
@@ -370,18 +351,9 @@ def _offline(request: ApplyRequest, view: ApplyView) -> _Offline:
     if isinstance(source, DesiredPaths):
         # The apply road's one read of desired state (the live state is read in _commit),
         # before the first connection: its problems are reported before anything connects.
-        from kquota.operations.desired import load_desired_state
-
-        desired = load_desired_state(target.desired_paths(source.paths))
+        desired = source.load(target)
         view.loaded(desired.warnings)
-    policy = target.policy(
-        prune=asked.prune,
-        allow_mass_removal=asked.allow_mass_removal,
-        protect=asked.protect,
-        allow_protected_change=asked.allow_protected_change,
-    )
-    if asked.allow_oversubscription:
-        policy = replace(policy, allow_oversubscription=True)
+    policy = asked.applied_to(target)
     refuse_observed(target, policy)  # issue 23: before reading anything more or connecting
     if desired is not None:
         return _Offline(policy, props, None, desired)
@@ -412,10 +384,10 @@ def _commit(
     from kquota.apply.overlap import early_validation
     from kquota.apply.staleness import check_not_stale
     from kquota.model import Origin
-    from kquota.operations.plan import plan_against
+    from kquota.operations.plan import PlanInputs, PlanRequest, plan_against
     from kquota.progress import phase
 
-    target, asked, run = request.target, request.policy, request.run
+    target, run = request.target, request.run
     policy, props, saved, desired = offline.policy, offline.props, offline.saved, offline.desired
     with target.admin() as admin, contextlib.ExitStack() as held:
         with phase("connect", unit="brokers") as step:
@@ -455,17 +427,11 @@ def _commit(
         else:
             assert desired is not None
             result = plan_against(
-                target,
-                desired,
+                PlanRequest(target, desired, request.policy),
                 current,
                 Origin(target.label, cluster_id),
-                prune=asked.prune,
-                allow_mass_removal=asked.allow_mass_removal,
-                discovery=discovery,
-                protect=asked.protect,
-                allow_protected_change=asked.allow_protected_change,
-                policy=policy,
-                capacity=capacity,
+                PlanInputs(discovery, capacity),
+                policy,
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
         # The validate-only pass goes out while the plan is shown, when nobody confirms it.

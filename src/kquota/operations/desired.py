@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kquota.errors import UsageError
 from kquota.model import Entity, QuotaState
+
+if TYPE_CHECKING:
+    from kquota.target import Target
 
 DEFAULT_PATH = Path("quotas")
 
@@ -44,6 +48,19 @@ def load_desired_state(paths: Sequence[Path]) -> LoadedDesired:
     loaded = LoadedDesired(result.quotas, result.digest, tuple(result.warnings))
     object.__setattr__(loaded, "order", result.order)  # the digest's sort, made once
     return loaded
+
+
+@dataclass(frozen=True)
+class DesiredPaths:
+    """DesiredPaths is desired state still to be read: YAML files or folders (none: the
+    target's folders, else ``quotas/``). Plan and apply read it before their first
+    connection."""
+
+    paths: tuple[Path, ...] = ()
+
+    def load(self, target: Target) -> LoadedDesired:
+        """load reads and checks the desired state at these paths for ``target``."""
+        return load_desired_state(target.desired_paths(self.paths))
 
 
 @dataclass(frozen=True)

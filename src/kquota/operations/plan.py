@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from kquota.model import Origin, QuotaState
 from kquota.operations.capacity import CapacityInputs
-from kquota.operations.desired import LoadedDesired
+from kquota.operations.desired import DesiredPaths, LoadedDesired
+from kquota.operations.overrides import PolicyOverrides
 from kquota.operations.replay import UsageInputs
 from kquota.plan.controllers import Controllers
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
@@ -50,34 +51,60 @@ def ip_spelling_warnings(state: QuotaState) -> tuple[str, ...]:
     )
 
 
+@dataclass(frozen=True)
+class PlanOptions:
+    """PlanOptions are what a plan reports beside its changes: how the ``principals`` named
+    are affected; its ``impact`` on the principals the cluster serves, and on those
+    ``listed`` in files; its ``capacity`` report (None: where ``kquota.yaml`` declares a
+    capacity); the throttle replay of observed ``usage`` rows (read from ``usage_source``)."""
+
+    principals: Sequence[Principal] = ()
+    impact: bool = False
+    listed: Discovery | None = None
+    capacity: bool | None = None
+    usage: Iterable[Sample] | None = None
+    usage_source: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """PlanRequest is one plan: where, what (desired state to read, or read already), under
+    which policy overrides, and what it reports beside its changes."""
+
+    target: Target
+    desired: DesiredPaths | LoadedDesired
+    policy: PolicyOverrides = PolicyOverrides()
+    options: PlanOptions = PlanOptions()
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """PlanInputs are what the target told the plan beside its state: the principals
+    discovered, the capacity's inputs, the other controllers at work, the usage to replay."""
+
+    discovery: Discovery | None = None
+    capacity: CapacityInputs | None = None
+    controllers: Controllers | None = None
+    usage: UsageInputs | None = None
+
+
 def plan_against(
-    target: Target,
-    desired: LoadedDesired,
+    request: PlanRequest,
     state: QuotaState,
     origin: Origin,
-    *,
-    prune: bool | None,
-    allow_mass_removal: bool,
-    principals: Sequence[Principal] = (),
-    discovery: Discovery | None = None,
-    protect: Sequence[ProtectMatch] = (),
-    allow_protected_change: bool = False,
+    inputs: PlanInputs = PlanInputs(),
     policy: Policy | None = None,
-    capacity: CapacityInputs | None = None,
-    allow_oversubscription: bool = False,
-    controllers: Controllers | None = None,
-    usage: UsageInputs | None = None,
-    allow_throttling: bool = False,
 ) -> PlanResult:
-    """plan_against plans ``desired`` against ``state`` and stamps the plan with what a saved
-    plan records: cluster and cluster id, desired digest, version, time.
+    """plan_against plans the request's desired state (read already) against ``state`` and
+    stamps the plan with what a saved plan records: cluster and cluster id, desired digest,
+    version, time. ``policy``: the request's, when the caller built it already.
 
-    With a ``discovery`` (``--impact``, ``--principals``), or principals protected by the
-    policy or ``protect`` (added to it), the plan carries its impact
+    With a discovery (``--impact``, ``--principals``), or principals protected by the
+    policy or the request, the plan carries its impact
     (:func:`kquota.plan.impact.plan_impact`) and the protected principals' verdict. With
-    ``capacity`` it carries its capacity report (:mod:`kquota.operations.capacity`); with
-    ``controllers`` the notes on what other controllers will do with it; with ``usage`` the
-    throttle replay of the observed samples (:mod:`kquota.operations.replay`).
+    capacity inputs it carries its capacity report (:mod:`kquota.operations.capacity`); with
+    controllers the notes on what other controllers will do with it; with usage the throttle
+    replay of the observed samples (:mod:`kquota.operations.replay`).
 
     The caller loads the desired state first (:func:`~kquota.operations.load_desired_state`):
     local files are read and checked before any connection, so a typo is never reported as a
@@ -87,18 +114,13 @@ def plan_against(
     from kquota.plan.planner import plan as make
     from kquota.version import __version__
 
+    desired = request.desired
+    if not isinstance(desired, LoadedDesired):
+        raise TypeError("plan_against: the request's desired state is not read yet")
+    principals = request.options.principals
     warnings = ip_spelling_warnings(state)
-    if policy is None:  # else the caller built it, from the same four
-        policy = target.policy(
-            prune=prune,
-            allow_mass_removal=allow_mass_removal,
-            protect=protect,
-            allow_protected_change=allow_protected_change,
-        )
-    if allow_oversubscription:
-        policy = dataclasses.replace(policy, allow_oversubscription=True)
-    if allow_throttling:
-        policy = dataclasses.replace(policy, allow_throttling=True)
+    if policy is None:
+        policy = request.policy.applied_to(request.target)
     with timings.span("plan"):
         plan = make(desired.quotas, state, policy, cluster=origin.cluster, order=desired.order)
     plan = dataclasses.replace(
@@ -108,7 +130,8 @@ def plan_against(
         kquota_version=__version__,
         created_at=utc_now_iso(),
     )
-    plan = with_impact(plan, state, policy, discovery)
+    plan = with_impact(plan, state, policy, inputs.discovery)
+    capacity = inputs.capacity
     if capacity is not None:
         from kquota.operations.capacity import with_capacity
 
@@ -118,11 +141,12 @@ def plan_against(
         )
         assert plan.capacity is not None
         warnings += plan.capacity.warnings
-    if usage is not None:
+    if inputs.usage is not None:
         from kquota.operations.replay import with_replay
 
         with timings.span("replay"):
-            plan = with_replay(plan, state, policy, usage)
+            plan = with_replay(plan, state, policy, inputs.usage)
+    controllers = inputs.controllers
     if controllers is not None and controllers.any:
         from kquota.plan.controllers import controller_notes
 
@@ -199,7 +223,8 @@ def make_plan(
     usage_source: str | None = None,
     allow_throttling: bool = False,
 ) -> PlanResult:
-    """make_plan reads the target's current state (snapshot or live) and plans against it.
+    """make_plan is :func:`run_plan` with its request spelled as keyword arguments, each
+    checked: it reads the target's current state (snapshot or live) and plans against it.
 
     ``impact`` asks the cluster who it serves (:mod:`kquota.principals.live`); ``listed``
     principals (:func:`kquota.principals.listed.read_principals`) are resolved too.
@@ -209,8 +234,6 @@ def make_plan(
     the throttle replay, over the brokers' quota window (read from a live cluster).
     """
     from kquota import argcheck as check
-    from kquota.operations import capacity as cap
-    from kquota.operations.controllers import controllers_of
 
     check.instance(target, Target, "make_plan: target", "a kquota.Target")
     check.instance(desired, LoadedDesired, "make_plan: desired", "a kquota.LoadedDesired")
@@ -226,41 +249,56 @@ def make_plan(
     check.optional(usage, Iterable, "make_plan: usage", "an iterable of kquota Sample rows")
     check.optional(usage_source, str, "make_plan: usage_source", "a str")
     check.flag(allow_throttling, "make_plan: allow_throttling")
+    overrides = PolicyOverrides(
+        prune,
+        allow_mass_removal,
+        protect,
+        allow_protected_change,
+        allow_oversubscription,
+        allow_throttling,
+    )
+    options = PlanOptions(principals, impact, listed, capacity, usage, usage_source)
+    return run_plan(PlanRequest(target, desired, overrides, options))
+
+
+def run_plan(request: PlanRequest) -> PlanResult:
+    """run_plan is the whole road of a plan, the CLI's and the library's alike: desired state
+    still to be read is read first (its warnings lead the result's), then the target's
+    current state (snapshot or live), the principals, capacity facts, controllers and usage
+    window asked for, and the plan against them (:func:`plan_against`)."""
+    from kquota.operations import capacity as cap
+    from kquota.operations.controllers import controllers_of
+
+    target, asked = request.target, request.options
+    loaded: tuple[str, ...] = ()
+    if isinstance(request.desired, DesiredPaths):  # local files before the network
+        desired = request.desired.load(target)
+        loaded = tuple(map(str, desired.warnings))
+        request = dataclasses.replace(request, desired=desired)
     state, origin = target.load_state_and_origin()
     discovery = None
-    if impact or listed is not None:
-        discovery = discover_principals(target, live=impact, listed=listed)
+    if asked.impact or asked.listed is not None:
+        discovery = discover_principals(target, live=asked.impact, listed=asked.listed)
     inputs = None
     settings = None
-    if cap.wanted(target, capacity):
+    if cap.wanted(target, asked.capacity):
         facts, callback, settings = cap.broker_facts(target)
         found = discovery
         if found is None:
             found = discover_principals(target, live=not target.offline, listed=None)
         inputs = cap.CapacityInputs(cap.declared_capacity(target), facts, callback, found)
     usage_in = None
-    if usage is not None:
+    if asked.usage is not None:
         from kquota.operations.replay import usage_inputs
 
         if settings is None and not target.offline:
             settings = cap.broker_facts(target)[2]
-        usage_in = usage_inputs(target, usage, settings, usage_source)
+        usage_in = usage_inputs(target, asked.usage, settings, asked.usage_source)
     found_callback = None if discovery is None else discovery.quota_callback
     controllers = controllers_of(target, settings, found_callback)
-    return plan_against(
-        target,
-        desired,
-        state,
-        origin,
-        prune=prune,
-        allow_mass_removal=allow_mass_removal,
-        principals=principals,
-        discovery=discovery,
-        protect=protect,
-        allow_protected_change=allow_protected_change,
-        capacity=inputs,
-        allow_oversubscription=allow_oversubscription,
-        controllers=controllers,
-        usage=usage_in,
-        allow_throttling=allow_throttling,
+    result = plan_against(
+        request, state, origin, PlanInputs(discovery, inputs, controllers, usage_in)
     )
+    if loaded:
+        result = dataclasses.replace(result, warnings=(*loaded, *result.warnings))
+    return result
