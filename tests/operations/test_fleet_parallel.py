@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kquota import deadline
-from kquota.fleet.rollout import FAILED, NOT_ATTEMPTED, ClusterOutcome, PlannedWave, Wave
+from kquota.plan.rollout import FAILED, NOT_ATTEMPTED, ClusterOutcome, PlannedWave, Wave
 from kquota.operations import fleet_parallel
 from kquota.operations.fleet_apply import FleetApplyRequest
 from kquota.operations.fleet_parallel import _backstop, _Child, _collect, apply_side_by_side

@@ -21,7 +21,7 @@ from kquota.cli.timeout_option import (
 from kquota.errors import UsageError
 
 if TYPE_CHECKING:
-    from kquota.fleet.rollout import PlannedWave
+    from kquota.plan.rollout import PlannedWave
 
 VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
 
@@ -32,7 +32,7 @@ def _waves(
     from kquota.config.file import find_config
     from kquota.config.project import load_config
     from kquota.deadline import parse_duration
-    from kquota.fleet.rollout import Wave, default_waves, parse_wave, plan_waves
+    from kquota.plan.rollout import Wave, default_waves, parse_wave, plan_waves
 
     if wave_flags:
         waves = [parse_wave(w) for w in wave_flags]

@@ -41,7 +41,7 @@ from kquota import deadline
 from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
-from kquota.fleet.rollout import (
+from kquota.plan.rollout import (
     COMMITTED,
     DONE,
     FAILED,

@@ -49,7 +49,7 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
     from kquota import deadline
     from kquota.apply.interrupts import signals_stop_apply
     from kquota.errors import KquotaError
-    from kquota.fleet.rollout import FAILED, ClusterOutcome
+    from kquota.plan.rollout import FAILED, ClusterOutcome
     from kquota.operations.fleet_apply import FleetApplyRequest, apply_cluster, reviewed_plans
     from kquota.planfile.writer import plan_id
 

@@ -50,7 +50,7 @@ from typing import IO, Any
 from kquota import deadline
 from kquota.deadline import DEFAULT_TIMEOUTS, format_duration
 from kquota.display import safe_text
-from kquota.fleet.rollout import COMMITTED, DONE, FAILED, UNCHANGED, ClusterOutcome
+from kquota.plan.rollout import COMMITTED, DONE, FAILED, UNCHANGED, ClusterOutcome
 
 GRACE = 45.0
 """Seconds past the driver's deadline a cluster's process may take to end on its own: its
