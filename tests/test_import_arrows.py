@@ -30,6 +30,7 @@ PARTS = {
     "render": ("kquota.render", "kquota.drift.render"),
     "desired": ("kquota.desired",),
     "history": ("kquota.history",),
+    "fleet": ("kquota.fleet",),
     "target": ("kquota.target",),
     "kafka": ("kquota.kafka",),
     "model": (
