@@ -42,7 +42,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -89,6 +89,7 @@ def job(
         "allow_mass_removal": request.allow_mass_removal,
         "audit_topic": request.audit_topic,
         "verify_timeout": request.verify_timeout,
+        "overrides": asdict(request.overrides),
         "deadline_seconds": seconds,
         # The monotonic clock is the machine's, shared by its processes (Linux, macOS,
         # Windows): the process's deadline ends when the driver's does, its start-up included.
