@@ -30,6 +30,7 @@ PARTS = {
     "render": ("kquota.render", "kquota.drift.render"),
     "desired": ("kquota.desired",),
     "history": ("kquota.history",),
+    "fleet": ("kquota.fleet",),
     "target": ("kquota.target",),
     "kafka": ("kquota.kafka",),
     "model": (
@@ -64,6 +65,7 @@ FORBIDDEN = [
     ("render", "desired", "a renderer formats results; it reads no files"),
     ("render", "apply", "a renderer formats results; it writes nothing"),
     ("render", "operations", "a renderer is below the operations it renders for"),
+    ("render", "fleet", "a renderer formats results: the rollout's report is plan data"),
     ("kafka", "plan", "the wire knows nothing of plans"),
     ("kafka", "planner", "the wire knows nothing of plans"),
     ("kafka", "apply", "the wire knows nothing of applying"),

@@ -39,6 +39,19 @@ def test_the_single_configured_cluster_is_used_without_flags(
     assert target.desired_paths() == [tmp_path / "quotas" / "prod"]
 
 
+def test_a_cluster_of_a_config_read_already_is_the_one_cluster_name_resolves(
+    tmp_path: Path,
+) -> None:
+    from kquota.config.project import ConfigError, load_config
+
+    (tmp_path / "kquota.yaml").write_text(CONFIG)
+    config = load_config(tmp_path / "kquota.yaml")
+    resolved = Target.resolve(cluster_name="prod", config_path=tmp_path / "kquota.yaml")
+    assert Target.of_config(config, "prod") == resolved
+    with pytest.raises(ConfigError, match=r"no cluster named 'eu-1' \(clusters: prod\)"):
+        Target.of_config(config, "eu-1")
+
+
 def test_a_snapshot_target_reads_no_secret_until_it_goes_live(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

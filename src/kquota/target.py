@@ -222,6 +222,15 @@ class Target:
             return target
         return _by_servers(target, config, bootstrap_server, "--bootstrap-server")
 
+    @classmethod
+    def of_config(cls, config: ProjectConfig, name: str) -> Target:
+        """of_config is the cluster ``name`` of a kquota.yaml read already, as :meth:`resolve`
+        gives it for ``--cluster NAME``: a fleet's clusters from one read of the file
+        (:class:`~kquota.config.project.ConfigError` when it names no such cluster)."""
+        return cls(
+            cluster_name=name, cluster=config.cluster(name), named_servers=configured(config)
+        )
+
     @property
     def label(self) -> str | None:
         """label names the cluster in plans: its config name, else its bootstrap servers."""

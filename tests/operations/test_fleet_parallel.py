@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from kquota import deadline
-from kquota.fleet.rollout import FAILED, NOT_ATTEMPTED, ClusterOutcome, PlannedWave, Wave
 from kquota.operations import fleet_parallel
 from kquota.operations.fleet_apply import FleetApplyRequest
 from kquota.operations.fleet_parallel import _backstop, _Child, _collect, apply_side_by_side
+from kquota.plan.rollout import FAILED, NOT_ATTEMPTED, ClusterOutcome, Wave
 
 
 def _child(tmp_path: Path, code: str) -> tuple[_Child, queue.Queue[tuple[str, str]]]:
@@ -77,9 +77,7 @@ def test_the_first_failure_starts_nothing_more(
     (tmp_path / "plans").mkdir()
     (tmp_path / "desired").mkdir()
     names = ("eu-1", "eu-2", "eu-3")
-    request = FleetApplyRequest(
-        tmp_path / "plans", tmp_path / "desired", (PlannedWave(1, Wave(("eu-*",), 2), names),)
-    )
+    request = FleetApplyRequest(tmp_path / "plans", tmp_path / "desired", (Wave(("eu-*",), 2),))
     pending = [ClusterOutcome(n, 1, f"id-{n}") for n in names]
     lines: list[str] = []
     finished: list[str] = []

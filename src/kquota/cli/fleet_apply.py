@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,35 +22,28 @@ from kquota.cli.timeout_option import (
 from kquota.errors import UsageError
 
 if TYPE_CHECKING:
-    from kquota.fleet.rollout import PlannedWave
+    from kquota.plan.rollout import PlannedWave
 
 VERIFY_TIMEOUT = Duration("--verify-timeout", MIN_TIMEOUT, MAX_TIMEOUT)
 
 
-def _waves(
-    wave_flags: tuple[str, ...], config_path: Path | None, names: list[str]
-) -> list[PlannedWave]:
-    from kquota.config.file import find_config
-    from kquota.config.project import load_config
-    from kquota.deadline import parse_duration
-    from kquota.fleet.rollout import Wave, default_waves, parse_wave, plan_waves
+def _confirm(auto_approve: bool) -> Callable[[tuple[PlannedWave, ...]], None]:
+    """The operator confirms the waves on a terminal, before any plan is read."""
 
-    if wave_flags:
-        waves = [parse_wave(w) for w in wave_flags]
-    else:
-        path = config_path or find_config()
-        rollout = load_config(path).rollout if path is not None else []
-        waves = [
-            Wave(
-                tuple(w.clusters),
-                w.max_parallel,
-                parse_duration(w.soak, "soak", minimum=1.0, maximum=7 * 24 * 3600.0)
-                if w.soak
-                else 0.0,
+    def confirm(waves: tuple[PlannedWave, ...]) -> None:
+        if auto_approve:
+            return
+        if not sys.stdin.isatty():
+            raise UsageError(
+                "not rolling out without confirmation: there is no terminal to ask on; "
+                "review the plans and pass --auto-approve"
             )
-            for w in rollout
-        ] or default_waves(names)
-    return plan_waves(names, waves)
+        for w in waves:
+            click.echo(f"wave {w.number}: {', '.join(w.clusters)}", err=True)
+        if not click.confirm("Roll out these waves?", default=False, err=True):
+            raise click.Abort()
+
+    return confirm
 
 
 @click.command("apply", epilog=EXAMPLES["fleet apply"])
@@ -114,35 +108,30 @@ def apply_cmd(
     SIGINT / SIGTERM stopped it (the applies in flight settle and report first)."""
     from kquota.apply.interrupts import exit_status, signals_stop_apply
     from kquota.operations.fleet_apply import FleetApplyRequest, fleet_apply
+    from kquota.plan.guard import FLAGS, Overrides
+    from kquota.plan.rollout import parse_wave
     from kquota.render import fleet_apply as render
 
-    names = sorted(p.name.removesuffix(".plan.json") for p in plans_dir.glob("*.plan.json"))
-    if not names:
-        raise UsageError(f"{plans_dir}: no <cluster>.plan.json here (written by fleet plan)")
-    waves = _waves(wave_flags, config_path, names)
-    if not auto_approve:
-        if not sys.stdin.isatty():
-            raise UsageError(
-                "not rolling out without confirmation: there is no terminal to ask on; "
-                "review the plans and pass --auto-approve"
-            )
-        for w in waves:
-            click.echo(f"wave {w.number}: {', '.join(w.clusters)}", err=True)
-        if not click.confirm("Roll out these waves?", default=False, err=True):
-            raise click.Abort()
     request = FleetApplyRequest(
         plans_dir=plans_dir,
         desired_root=desired_root,
-        waves=tuple(waves),
+        waves=tuple(parse_wave(w) for w in wave_flags),
         config_path=config_path,
         prune=prune,
         allow_mass_removal=allow_mass_removal,
         audit_topic=audit_topic,
         verify_timeout=verify_timeout,
         resume=resume,
+        # fleet apply takes no --allow-oversubscription: the capacity guard's refusal keeps
+        # the spelling it has always shown here.
+        overrides=Overrides(FLAGS.mass_removal, FLAGS.protected_change),
     )
     with signals_stop_apply():  # SIGTERM (a cancelled CI job) stops as Ctrl-C does
-        report = fleet_apply(request, progress=lambda line: click.echo(line, err=True))
+        report = fleet_apply(
+            request,
+            confirm=_confirm(auto_approve),
+            progress=lambda line: click.echo(line, err=True),
+        )
     shown = {"json": render.render_json, "markdown": render.render_markdown}
     click.echo(shown.get(fmt, render.render_text)(report), nl=False)
     if report.signal is not None:

@@ -183,12 +183,15 @@ desired state, to read or read already (planned here against the live cluster)."
 
 @dataclass(frozen=True)
 class ApplyRequest:
-    """ApplyRequest is one apply: where, what, under which policy overrides, how to run."""
+    """ApplyRequest is one apply: where, what, under which policy overrides, how to run, and
+    the plan that was reviewed for it, if one was (``expected``: the live plan must be it,
+    :func:`kquota.apply.reviewed.check_reviewed`)."""
 
     target: Target
     source: ApplySource
     policy: PolicyOverrides = PolicyOverrides()
     run: RunOptions = RunOptions()
+    expected: Plan | None = None
 
 
 def checked_plan(
@@ -297,7 +300,9 @@ def run_apply(
     topic's client is configured. Then, in one connection: the cluster id, the apply lease,
     describe-all; a plan made for another cluster id, or against entities that changed since,
     raises :class:`~kquota.apply.staleness.StalePlanError`, and its guards are judged again on
-    the live cluster (:func:`kquota.plan.guard.judge`); desired state is planned here. Then
+    the live cluster (:func:`kquota.plan.guard.judge`); desired state is planned here. The
+    live plan, empty or not, must be the request's ``expected`` plan when it has one, or
+    :class:`~kquota.apply.reviewed.PlanDiffers` is raised. Then
     the observe-mode refusal (:func:`refuse_observed`, also before connecting) and the guards'
     refusal (:class:`~kquota.plan.guard.GuardRefused`), the audit topic checked,
     ``view.confirm``, a validate-only pass of every alteration (or nothing is committed),
@@ -434,6 +439,10 @@ def _commit(
                 policy,
             )
             plan, warnings, already = result.plan, result.warnings, frozenset()
+        if request.expected is not None:  # empty or not: an empty live plan may differ too
+            from kquota.apply.reviewed import check_reviewed
+
+            check_reviewed(request.expected, plan, target.label)
         # The validate-only pass goes out while the plan is shown, when nobody confirms it.
         unasked = publisher is None and view.auto_approve
         checks = (

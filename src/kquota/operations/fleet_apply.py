@@ -4,14 +4,19 @@ the whole single-cluster apply road.
 Which plan goes to which cluster: ``fleet plan`` plans from snapshots and records no cluster
 id, and a saved plan without one is refused by apply. So fleet apply does not apply the
 reviewed file as is: for each cluster it runs the one apply operation
-(:func:`kquota.operations.apply.apply`) on that cluster's desired state (``ROOT/<cluster>``,
-what was reviewed), which plans it against the live cluster (the live cluster id, lease,
-describe) and, before anything is written, compares that live plan with the reviewed plan
-file: the same alterations (every op with its before value) and the same snapshot
-fingerprint (the altered entities hold on the cluster exactly what the snapshot said). Any
-difference refuses the cluster with nothing written; then guards, validate-only, commit,
-verify and audit go as for ``kquota apply``. What is applied is what was reviewed, proven
-against the live cluster, never a plan file trusted to name its own target.
+(:func:`kquota.operations.apply.run_apply`) on that cluster's desired state
+(``ROOT/<cluster>``, what was reviewed), with the reviewed plan as the request's
+``expected`` plan. The operation plans against the live cluster (the live cluster id, lease,
+describe) and, before anything is written, holds that live plan, empty or not, against the
+reviewed one (:mod:`kquota.apply.reviewed`): the same alterations (every op with its before
+value) and the same snapshot fingerprint (the altered entities hold on the cluster exactly
+what the snapshot said). Any difference refuses the cluster with nothing written; then
+guards, validate-only, commit, verify and audit go as for ``kquota apply``. What is applied
+is what was reviewed, proven against the live cluster, never a plan file trusted to name its
+own target.
+
+kquota.yaml is read once per rollout: the waves (``rollout:``, unless the request has its
+own) and every cluster's target come from that one read.
 
 The rollout stops at the first cluster that fails; nothing of a later cluster or wave
 starts. A record (``PLANS/fleet-apply.json``) is written after each cluster, so
@@ -32,7 +37,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,7 +46,9 @@ from kquota import deadline
 from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
-from kquota.fleet.rollout import (
+from kquota.operations.apply import ApplyHooks, ApplyResult
+from kquota.plan.guard import LIBRARY, Overrides
+from kquota.plan.rollout import (
     COMMITTED,
     DONE,
     FAILED,
@@ -50,53 +57,16 @@ from kquota.fleet.rollout import (
     ClusterOutcome,
     FleetApplyReport,
     PlannedWave,
+    Wave,
 )
-from kquota.model import display_entity
-from kquota.operations.apply import ApplyHooks, ApplyResult
 from kquota.plan.types import Plan
 from kquota.target import Target
 
 if TYPE_CHECKING:
     from kquota.apply.applier import ApplyReport
+    from kquota.config.project import ProjectConfig
 
 RECORD = "fleet-apply.json"
-
-
-class PlanDiffers(KquotaError):
-    """PlanDiffers: the cluster's live plan is not the reviewed one; nothing was written."""
-
-
-def differences(reviewed: Plan, live: Plan) -> list[str]:
-    """differences says how the live plan differs from the reviewed one (empty: the same)."""
-    out = []
-    mine = {a.entity: a for a in reviewed.alterations}
-    theirs = {a.entity: a for a in live.alterations}
-    for entity in [*mine, *(e for e in theirs if e not in mine)]:
-        a, b = mine.get(entity), theirs.get(entity)
-        if a is None:
-            out.append(f"{display_entity(entity)}: not in the reviewed plan")
-        elif b is None:
-            out.append(f"{display_entity(entity)}: in the reviewed plan, not in the live one")
-        elif (a.kind, a.ops) != (b.kind, b.ops):
-            out.append(f"{display_entity(entity)}: its changes differ")
-    if not out and reviewed.snapshot_fingerprint != live.snapshot_fingerprint:
-        out.append("other keys of the altered entities changed since the snapshot")
-    return out
-
-
-def _check_same(name: str, reviewed: Plan) -> Callable[[Plan], None]:
-    def confirm(live: Plan) -> None:
-        found = differences(reviewed, live)
-        if found:
-            shown = "\n".join(f"  {d}" for d in found[:10])
-            more = f"\n  … and {len(found) - 10} more" if len(found) > 10 else ""
-            raise PlanDiffers(
-                f"{name}: the live plan is not the reviewed plan (the cluster or the desired "
-                f"state changed since fleet plan); nothing was written:\n{shown}{more}\n"
-                "plan the fleet again and review the new plans"
-            )
-
-    return confirm
 
 
 def _failure(result: ApplyResult) -> str:
@@ -133,29 +103,86 @@ def _committed_parts(report: ApplyReport, total: int) -> list[str]:
 @dataclass(frozen=True)
 class FleetApplyRequest:
     """FleetApplyRequest is one fleet rollout: where the reviewed plans and the desired state
-    are, the waves, and the options every cluster's apply takes."""
+    are, the waves asked for, and the options every cluster's apply takes."""
 
     plans_dir: Path
     desired_root: Path
-    waves: tuple[PlannedWave, ...]
+    waves: tuple[Wave, ...] = ()
+    """The waves asked for, in order (``--wave``); none: ``rollout:`` in kquota.yaml, else the
+    first cluster by name alone (the canary), then the rest."""
     config_path: Path | None = None
     prune: bool | None = None
     allow_mass_removal: bool = False
     audit_topic: str | None = None
     verify_timeout: float = 15.0
     resume: bool = False
+    overrides: Overrides = LIBRARY
+    """How a guard's refusal names its override: the CLI's flags, or the library's arguments."""
 
 
-def reviewed_plans(request: FleetApplyRequest, names: Sequence[str]) -> dict[str, Plan]:
+def project_config(request: FleetApplyRequest) -> ProjectConfig | None:
+    """project_config is the rollout's one read of kquota.yaml (None: there is none): every
+    cluster's target and the waves come from it."""
+    from kquota.config.file import find_config
+    from kquota.config.project import load_config
+
+    path = request.config_path or find_config()
+    return None if path is None else load_config(path)
+
+
+def _target(config: ProjectConfig | None, name: str) -> Target:
+    if config is None:
+        raise UsageError(f"--cluster {name}: no kquota.yaml here (use --config PATH)")
+    return Target.of_config(config, name)
+
+
+def cluster_names(request: FleetApplyRequest) -> list[str]:
+    """cluster_names are the clusters ``fleet plan`` wrote a plan for, by name."""
+    found = request.plans_dir.glob("*.plan.json")
+    names = sorted(p.name.removesuffix(".plan.json") for p in found)
+    if not names:
+        raise UsageError(
+            f"{request.plans_dir}: no <cluster>.plan.json here (written by fleet plan)"
+        )
+    return names
+
+
+def planned_waves(
+    request: FleetApplyRequest, config: ProjectConfig | None, names: Sequence[str]
+) -> tuple[PlannedWave, ...]:
+    """planned_waves puts every cluster in its wave: the request's waves, else ``rollout:`` in
+    kquota.yaml, else the canary and then the rest (:func:`kquota.plan.rollout.plan_waves`)."""
+    from kquota.deadline import parse_duration
+    from kquota.plan.rollout import default_waves, plan_waves
+
+    waves = list(request.waves)
+    if not waves and config is not None:
+        waves = [
+            Wave(
+                tuple(w.clusters),
+                w.max_parallel,
+                parse_duration(w.soak, "soak", minimum=1.0, maximum=7 * 24 * 3600.0)
+                if w.soak
+                else 0.0,
+            )
+            for w in config.rollout
+        ]
+    return tuple(plan_waves(names, waves or default_waves(names)))
+
+
+def reviewed_plans(
+    request: FleetApplyRequest, config: ProjectConfig | None, names: Sequence[str]
+) -> tuple[dict[str, Plan], dict[str, Target]]:
     """reviewed_plans reads every cluster's plan file strictly (review mode: a fleet plan has
-    no cluster id) and checks each against its kquota.yaml target, before any connection."""
+    no cluster id) and checks each against its target in ``config``, before any connection;
+    the plans and the targets, by cluster."""
     from kquota.planfile.reader import PlanFileError, load_plan_file
 
-    plans, problems = {}, []
+    plans, targets, problems = {}, {}, []
     for name in names:
         path = request.plans_dir / f"{name}.plan.json"
         try:
-            target = _target(request, name)
+            target = targets[name] = _target(config, name)
             policy = target.policy(
                 prune=request.prune, allow_mass_removal=request.allow_mass_removal
             )
@@ -169,11 +196,7 @@ def reviewed_plans(request: FleetApplyRequest, names: Sequence[str]) -> dict[str
             problems.append(f"{name}: its plan file was made for {safe_text(str(plan.cluster))!r}")
     if problems:
         raise UsageError("fleet apply: nothing was applied:\n" + "\n".join(problems))
-    return plans
-
-
-def _target(request: FleetApplyRequest, name: str) -> Target:
-    return Target.resolve(cluster_name=name, config_path=request.config_path, require_source=False)
+    return plans, targets
 
 
 def _load_record(request: FleetApplyRequest, plan_ids: dict[str, str]) -> dict[str, str]:
@@ -220,7 +243,7 @@ def _write_record(report: FleetApplyReport) -> None:
         ) from None
 
 
-def _not_shown(request: FleetApplyRequest, name: str, plan: Plan) -> str | None:
+def _not_shown(target: Target, plan: Plan) -> str | None:
     """_not_shown says why the live cluster does not confirm that a cluster the record calls
     done holds its plan (None: it does). The record alone never skips a cluster."""
     from kquota.operations.ramp import drift_in
@@ -228,7 +251,7 @@ def _not_shown(request: FleetApplyRequest, name: str, plan: Plan) -> str | None:
     if not plan.alterations:
         return None
     try:
-        with _target(request, name).admin() as admin:
+        with target.admin() as admin:
             found = drift_in(plan, admin.describe_all(), setter="the plan")
     except KquotaError as e:
         return f"the live cluster could not be read ({e})"
@@ -238,20 +261,38 @@ def _not_shown(request: FleetApplyRequest, name: str, plan: Plan) -> str | None:
     return f"the live cluster does not show its plan ({found[0]}{more})"
 
 
+@dataclass(frozen=True)
+class _Rollout:
+    """_Rollout is what the rollout read before its first connection: its waves, and each
+    cluster's reviewed plan and target."""
+
+    waves: tuple[PlannedWave, ...]
+    plans: Mapping[str, Plan]
+    targets: Mapping[str, Target]
+
+
 def fleet_apply(
     request: FleetApplyRequest,
     *,
+    confirm: Callable[[tuple[PlannedWave, ...]], None] = lambda _waves: None,
     progress: Callable[[str], None] = lambda _line: None,
 ) -> FleetApplyReport:
-    """fleet_apply rolls the reviewed plans out wave by wave (see the module docstring)."""
+    """fleet_apply rolls the reviewed plans out wave by wave (see the module docstring).
+
+    kquota.yaml is read once: the waves and every cluster's target come from that one read.
+    ``confirm`` sees the waves before any plan is read, and may refuse them (raise)."""
     from kquota.planfile.writer import plan_id
 
-    names = [n for w in request.waves for n in w.clusters]
-    plans = reviewed_plans(request, names)
+    names = cluster_names(request)
+    config = project_config(request)
+    waves = planned_waves(request, config, names)
+    confirm(waves)
+    plans, targets = reviewed_plans(request, config, [n for w in waves for n in w.clusters])
+    rollout = _Rollout(waves, plans, targets)
     ids = {n: plan_id(p) for n, p in plans.items()}
     done_before = _load_record(request, ids)
-    report = FleetApplyReport(request.plans_dir, request.waves, desired_root=request.desired_root)
-    for wave in request.waves:
+    report = FleetApplyReport(request.plans_dir, waves, desired_root=request.desired_root)
+    for wave in waves:
         for name in wave.clusters:
             report.clusters.append(ClusterOutcome(name, wave.number, ids[name]))
     by_name = {c.cluster: c for c in report.clusters}
@@ -260,28 +301,28 @@ def fleet_apply(
             by_name[name].status = status
             by_name[name].detail = "done in an earlier run"
     try:
-        for wave in request.waves:
-            progress(f"wave {wave.number} of {len(request.waves)}: {', '.join(wave.clusters)}")
+        for wave in waves:
+            progress(f"wave {wave.number} of {len(waves)}: {', '.join(wave.clusters)}")
             pending = []
             for name in wave.clusters:
                 outcome = by_name[name]
                 if outcome.status in DONE:
-                    why = _not_shown(request, name, plans[name])
+                    why = _not_shown(targets[name], plans[name])
                     if why is None:
                         progress(f"  {name}: {outcome.status} in an earlier run")
                         continue
                     progress(f"  {name}: the record says {outcome.status}, but {why}: applying it")
                     outcome.status, outcome.detail = NOT_ATTEMPTED, ""
                 pending.append(outcome)
-            stopped = _run_wave(request, wave, pending, plans, report, progress)
+            stopped = _run_wave(request, rollout, wave, pending, report, progress)
             if stopped is not None:
                 report.stopped = stopped
                 _write_record(report)
                 return report
-            last = wave.number == len(request.waves)
+            last = wave.number == len(waves)
             if wave.wave.soak and not last:
                 progress(f"  soak: {deadline.format_duration(wave.wave.soak)}, then drift checked")
-                drifted = _soak(request, wave, plans)
+                drifted = _soak(rollout, wave)
                 if drifted:
                     report.stopped = f"drift during the soak of wave {wave.number}: {drifted}"
                     _write_record(report)
@@ -296,9 +337,9 @@ def fleet_apply(
 
 def _run_wave(
     request: FleetApplyRequest,
+    rollout: _Rollout,
     wave: PlannedWave,
     pending: list[ClusterOutcome],
-    plans: dict[str, Plan],
     report: FleetApplyReport,
     progress: Callable[[str], None],
 ) -> str | None:
@@ -319,7 +360,8 @@ def _run_wave(
         )
     else:
         for outcome in pending:
-            apply_cluster(request, outcome.cluster, plans[outcome.cluster], outcome)
+            name = outcome.cluster
+            apply_cluster(request, rollout.targets[name], rollout.plans[name], outcome)
             finished(outcome)
             if outcome.status not in DONE:
                 report.signal = outcome.signal
@@ -333,22 +375,22 @@ def _run_wave(
 
 
 def apply_cluster(
-    request: FleetApplyRequest, name: str, reviewed: Plan, outcome: ClusterOutcome
+    request: FleetApplyRequest, target: Target, reviewed: Plan, outcome: ClusterOutcome
 ) -> None:
     """apply_cluster is the one call into the apply operation for one cluster (in this
-    process, or in a cluster's own process when a wave runs side by side).
+    process, or in a cluster's own process when a wave runs side by side), with the
+    reviewed plan as the plan the live one must be (:attr:`ApplyRequest.expected`).
 
     SIGINT/SIGTERM (as KeyboardInterrupt) end it with an outcome too: in the commit the
     applier settles the batch in flight and the report counts it; before the commit nothing
     was written; after it the audit events may be incomplete."""
-    from kquota.operations.apply import apply
+    from kquota.operations.apply import ApplyRequest, PolicyOverrides, RunOptions, run_apply
     from kquota.operations.desired import load_desired_state
 
     publisher = None
     reports: list[ApplyReport] = []
     try:
-        target = _target(request, name)
-        desired = load_desired_state([request.desired_root / name])
+        desired = load_desired_state([request.desired_root / outcome.cluster])
         topic = request.audit_topic or target.audit_topic
         if topic:
             from kquota.audit import AuditPublisher
@@ -356,19 +398,17 @@ def apply_cluster(
             publisher = AuditPublisher(
                 topic, target.client_properties(), signer=target.audit_keys()
             )
-        result = apply(
+        asked = ApplyRequest(
             target,
             desired,
-            prune=request.prune,
-            allow_mass_removal=request.allow_mass_removal,
-            override="--allow-mass-removal",
-            verify_timeout=request.verify_timeout,
+            PolicyOverrides(request.prune, request.allow_mass_removal),
+            RunOptions(verify_timeout=request.verify_timeout, overrides=request.overrides),
+            expected=reviewed,
+        )
+        result = run_apply(
+            asked,
+            ApplyHooks(committed=lambda plan, report: reports.append(report)),
             publisher=publisher,
-            hooks=ApplyHooks(
-                confirm=_check_same(name, reviewed),
-                committed=lambda plan, report: reports.append(report),
-            ),
-            protect_override="--allow-protected-change",
         )
     except KquotaError as e:
         outcome.status, outcome.detail = FAILED, str(e)
@@ -400,7 +440,7 @@ def apply_cluster(
         outcome.signal = result.report.signal
 
 
-def _soak(request: FleetApplyRequest, wave: PlannedWave, plans: dict[str, Plan]) -> str | None:
+def _soak(rollout: _Rollout, wave: PlannedWave) -> str | None:
     """_soak waits the wave's soak time, then checks each of its clusters still shows its
     plan; the first drift found, or None."""
     from kquota.operations.ramp import drift_in
@@ -412,8 +452,8 @@ def _soak(request: FleetApplyRequest, wave: PlannedWave, plans: dict[str, Plan])
             raise outer.exceeded()
         time.sleep(min(0.5, left))
     for name in wave.clusters:
-        with _target(request, name).admin() as admin:
-            found = drift_in(plans[name], admin.describe_all(), setter="the plan")
+        with rollout.targets[name].admin() as admin:
+            found = drift_in(rollout.plans[name], admin.describe_all(), setter="the plan")
         if found:
             return f"{name}: {found[0]}"
     return None

@@ -49,8 +49,14 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
     from kquota import deadline
     from kquota.apply.interrupts import signals_stop_apply
     from kquota.errors import KquotaError
-    from kquota.fleet.rollout import FAILED, ClusterOutcome
-    from kquota.operations.fleet_apply import FleetApplyRequest, apply_cluster, reviewed_plans
+    from kquota.operations.fleet_apply import (
+        FleetApplyRequest,
+        apply_cluster,
+        project_config,
+        reviewed_plans,
+    )
+    from kquota.plan.guard import Overrides
+    from kquota.plan.rollout import FAILED, ClusterOutcome
     from kquota.planfile.writer import plan_id
 
     name = data["cluster"]
@@ -63,15 +69,17 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
         allow_mass_removal=data["allow_mass_removal"],
         audit_topic=data["audit_topic"],
         verify_timeout=data["verify_timeout"],
+        overrides=Overrides(**data["overrides"]),
     )
     outcome = ClusterOutcome(name, 0, data["plan_id"])
     seconds = min(data["deadline_seconds"], data["deadline_at"] - time.monotonic())
     with signals_stop_apply(), deadline.bounded(max(seconds, 0.001), data["deadline_label"]):
         try:
-            reviewed = reviewed_plans(request, [name])[name]
+            plans, targets = reviewed_plans(request, project_config(request), [name])
         except KquotaError as e:
             outcome.status, outcome.detail = FAILED, str(e)
         else:
+            reviewed = plans[name]
             if plan_id(reviewed) != data["plan_id"]:
                 outcome.status = FAILED
                 outcome.detail = (
@@ -79,7 +87,7 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
                     "written (plan the fleet again and review the new plans)"
                 )
             else:
-                apply_cluster(request, name, reviewed, outcome)
+                apply_cluster(request, targets[name], reviewed, outcome)
     return {
         "format_version": RESULT_VERSION,
         "cluster": name,

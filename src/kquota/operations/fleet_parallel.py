@@ -42,7 +42,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -50,7 +50,7 @@ from typing import IO, Any
 from kquota import deadline
 from kquota.deadline import DEFAULT_TIMEOUTS, format_duration
 from kquota.display import safe_text
-from kquota.fleet.rollout import COMMITTED, DONE, FAILED, UNCHANGED, ClusterOutcome
+from kquota.plan.rollout import COMMITTED, DONE, FAILED, UNCHANGED, ClusterOutcome
 
 GRACE = 45.0
 """Seconds past the driver's deadline a cluster's process may take to end on its own: its
@@ -89,6 +89,7 @@ def job(
         "allow_mass_removal": request.allow_mass_removal,
         "audit_topic": request.audit_topic,
         "verify_timeout": request.verify_timeout,
+        "overrides": asdict(request.overrides),
         "deadline_seconds": seconds,
         # The monotonic clock is the machine's, shared by its processes (Linux, macOS,
         # Windows): the process's deadline ends when the driver's does, its start-up included.

@@ -10,7 +10,7 @@ import json
 import shlex
 
 from kquota.display import safe_text
-from kquota.fleet.rollout import DONE, FleetApplyReport
+from kquota.plan.rollout import DONE, FleetApplyReport
 from kquota.render import md_escape as md
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from gfm import assert_aligned
 from kquota.errors import UsageError
-from kquota.fleet.rollout import (
+from kquota.plan.rollout import (
     ClusterOutcome,
     FleetApplyReport,
     PlannedWave,
