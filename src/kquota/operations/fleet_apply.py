@@ -384,8 +384,9 @@ def apply_cluster(
     SIGINT/SIGTERM (as KeyboardInterrupt) end it with an outcome too: in the commit the
     applier settles the batch in flight and the report counts it; before the commit nothing
     was written; after it the audit events may be incomplete."""
-    from kquota.operations.apply import ApplyRequest, PolicyOverrides, RunOptions, run_apply
+    from kquota.operations.apply import ApplyRequest, RunOptions, run_apply
     from kquota.operations.desired import load_desired_state
+    from kquota.operations.overrides import PolicyOverrides
 
     publisher = None
     reports: list[ApplyReport] = []
