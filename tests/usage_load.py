@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 
 from kquota.devbroker.launcher import BrokerInfo
 
@@ -70,7 +71,7 @@ def produce(
 
 def produce_together(
     broker: BrokerInfo,
-    loads: list[tuple[str | None, str, float]],
+    loads: Sequence[tuple[str | None, str, float]],
     seconds: float,
     *,
     drain: bool = True,
