@@ -52,18 +52,20 @@ LOWER = 10_000
 ABOVE = 60_000
 """the other plan's bound for bob: twice his rate"""
 
-RATE_TOLERANCE = (0.95, 1.25)
-"""What the broker's sensor reads for a producer of a known rate, as a share of that rate:
-measured 1.11-1.13 at the steady peak in our runs (the batch and request headers the broker
-counts besides the 1,000-byte values; docs/usage.md), and a loaded machine's producer thread
-falling behind its schedule reads low. Also the band a throttled principal's rate keeps
-around its bound."""
-THROTTLED_TIME_TOLERANCE = 0.35
-"""How far the time the broker throttled bob (phase B: seconds whose throttle-time was above
-0) may be from the time the replay predicted (phase A: seconds whose rate was above the
-bound), as a share of the prediction. Both start when the windowed rate crosses the bound;
-they end differently (the replay when the rate falls back under the bound after the load,
-the broker when its throttle-time average, an 11 s window, empties), measured 5-15% apart."""
+RATE_TOLERANCE = (0.95, 1.30)
+"""What the broker's sensor reads for a producer of a known rate, as a share of that rate.
+Measured (three runs, 1,000-byte records one a batch): the steady median 1.12 (the batch and
+request headers the broker counts besides the values), the peak that `kquota usage` reports
+as max 1.20-1.22 (the windowed rate overshoots by up to num/(num-1) = 11/10 as the window
+first fills, docs/usage.md), at a 15 s step 1.12. The low side is a loaded machine's producer
+thread falling behind its schedule. The same band holds a throttled principal's rate around
+its bound (measured 1.03)."""
+THROTTLED_TIME_TOLERANCE = 0.25
+"""How far the time the broker throttled bob while the load ran (phase B: the seconds whose
+throttle-time was above 0) may be from the time the replay of phase A's load predicted (the
+replay's throttled time: the seconds whose rate was above the bound), as a share of the
+prediction. Both start when the windowed rate crosses the bound, a third of the way into
+the sensor's window, and last to the load's end: measured 22 s against 22 s."""
 POLL = 90.0
 
 
@@ -129,6 +131,11 @@ def steady(got: list[Sample], user: str, metric: str, start: float, end: float) 
         and s.metric == metric
         and (start + WINDOW_S) * 1000 <= s.timestamp_ms <= end * 1000
     ]
+
+
+def during(got: list[Sample], start: float, end: float) -> list[Sample]:
+    """during are the samples taken while a load ran, from ``start`` to ``end``."""
+    return [s for s in got if start * 1000 <= s.timestamp_ms <= end * 1000]
 
 
 def seconds_above(got: list[Sample], user: str, metric: str, bound: float) -> int:
@@ -238,12 +245,17 @@ def test_usage_replay_and_recommend_agree_with_the_broker(
     assert after["bound"] == LOWER and after["brokers_throttled"] == 1
     assert lower["throttled_before"]["throttled_ms"] == 0  # type: ignore[index]
     assert not lower["censored"]
-    predicted_s = after["throttled_ms"] / 1000
-    # the replay's throttled time is the seconds whose rate was above the bound
-    assert predicted_s == pytest.approx(
-        seconds_above(got_a, "bob", PRODUCE_BYTE_RATE, LOWER), abs=2
-    )
-    assert SECONDS / 2 < predicted_s < SECONDS + WINDOW_S + 5, after
+    # the replay's throttled time is the seconds whose rate was above the bound: from when
+    # the windowed rate crossed it to when it fell back under it after the load
+    whole_s = after["throttled_ms"] / 1000
+    assert whole_s == pytest.approx(seconds_above(got_a, "bob", PRODUCE_BYTE_RATE, LOWER), abs=2)
+    assert SECONDS / 2 < whole_s < SECONDS + WINDOW_S + 5, after
+    # The prediction the broker is held to: the same replay over the load's own interval.
+    write_jsonl(work / "a-load.jsonl", during(got_a, a0, a1))
+    load_plan = ("plan", *dev, "--usage", "a-load.jsonl", "--since", "10m", "--format", "json")
+    during_load = replayed(kquota(capsys, *load_plan), "bob")["throttled_after"]
+    assert isinstance(during_load, dict)
+    predicted_s = during_load["throttled_ms"] / 1000
     note(capsys, "The replay section of the lowering plan (markdown):")
     note(capsys, kquota(capsys, *plan, "--format", "markdown"))
 
@@ -253,7 +265,9 @@ def test_usage_replay_and_recommend_agree_with_the_broker(
     produce_together(live.broker, loads, SECONDS, drain=False)
     b1 = time.time()
     got_b = [s for s in scraped_past(live, b0, b1) if s.timestamp_ms >= b0 * 1000]
-    throttled_s = seconds_above(got_b, "bob", PRODUCE_THROTTLE_TIME, 0)
+    # bob's throttle-time outlives his throttling by up to a minute (docs/usage.md): the
+    # broker's throttled time is counted over the load's interval, as the prediction is
+    throttled_s = seconds_above(during(got_b, b0, b1), "bob", PRODUCE_THROTTLE_TIME, 0)
     peak_throttle = max(
         s.value for s in got_b if s.user == "bob" and s.metric == PRODUCE_THROTTLE_TIME
     )
@@ -271,7 +285,7 @@ def test_usage_replay_and_recommend_agree_with_the_broker(
     assert within(held, LOWER), held
     assert abs(throttled_s - predicted_s) <= THROTTLED_TIME_TOLERANCE * predicted_s
     censored = json.loads(
-        kquota(capsys, "usage", *dev, "--prometheus", live.prometheus.url, "--since", "1m",
+        kquota(capsys, "usage", *dev, "--prometheus", live.prometheus.url, "--since", "3m",
                "--format", "json")
     )  # fmt: skip
     assert [u["censored"] for u in censored["usage"] if u["entity"] == {"user": "bob"}] == [True]
