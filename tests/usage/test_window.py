@@ -13,8 +13,8 @@ import pytest
 from kquota.usage.profile import profile
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
 from kquota.usage.samples import SampleFiles
-from kquota.usage.source import parse_since, samples_from
-from kquota.usage.window import in_window, window_start
+from kquota.usage.source import samples_from
+from kquota.usage.window import in_window, parse_since, window_start
 from sample_rows import MINUTE, T0, series, write_jsonl
 
 HOUR = 60 * MINUTE
@@ -64,3 +64,25 @@ def test_usage_and_replay_select_the_same_samples(tmp_path: Path, since: str) ->
         (p.broker, p.user, p.metric): (p.count, p.first_ms, p.last_ms) for p in profiles.series
     } == {k: (len(v), min(v), max(v)) for k, v in by_series.items()}
     assert profiles.samples == len(replayed)
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [("7d", 7 * 24 * HOUR), ("12h", 12 * HOUR), ("90m", 90 * MINUTE), ("3600s", HOUR),
+     ("1h30m", 90 * MINUTE)],
+)  # fmt: skip
+def test_one_parser_reads_every_window(text: str, ms: int) -> None:
+    """usage, recommend, the fleet commands and plan --usage read --since with this one
+    parser: plan once refused 1h30m, which usage took."""
+    assert parse_since(text) == ms
+
+
+@pytest.mark.parametrize("text", ["7 days", "0d", "soon", "-1h"])
+def test_a_bad_window_is_refused_naming_the_option(text: str) -> None:
+    from kquota.errors import UsageError
+
+    with pytest.raises(UsageError) as refused:
+        parse_since(text, "--min-window")
+    assert str(refused.value) == (
+        f"--min-window {text!r}: not a window; use days (7d) or a duration (12h, 90m)"
+    )

@@ -8,30 +8,15 @@ The plan road keeps the rows of the ``--since`` window (:mod:`kquota.usage.windo
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from kquota.errors import KquotaError
 from kquota.usage.rows import Sample
-from kquota.usage.window import in_window
-
-_SINCE = re.compile(r"([0-9]{1,9})([smhd])")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+from kquota.usage.window import in_window, parse_since
 
 
 class UsageSourceError(KquotaError):
     """UsageSourceError: the usage samples cannot be read; the message says where and why."""
-
-
-def parse_since(text: str, option: str = "--since") -> int:
-    """parse_since reads ``7d``, ``24h``, ``90m`` or ``3600s`` as milliseconds."""
-    m = _SINCE.fullmatch(text.strip())
-    if m is None or int(m.group(1)) == 0:
-        raise UsageSourceError(
-            f"{option} {text[:40]!r}: not a duration; use a whole number and a unit, e.g. "
-            "7d, 24h, 90m or 3600s"
-        )
-    return int(m.group(1)) * _UNIT_SECONDS[m.group(2)] * 1000
 
 
 def samples_from(path_or_url: str, since: str, cluster: str | None = None) -> list[Sample]:
@@ -49,4 +34,4 @@ def samples_from(path_or_url: str, since: str, cluster: str | None = None) -> li
     return in_window(SampleFiles((Path(path_or_url),), cluster), since_ms)
 
 
-__all__ = ["UsageSourceError", "parse_since", "samples_from"]
+__all__ = ["UsageSourceError", "samples_from"]

@@ -4,14 +4,34 @@ One rule, here only: the window is ``--since`` back from the **newest sample rea
 included, never from the clock. ``kquota usage``, ``kquota recommend``, the fleet commands on
 either engine and ``kquota plan --usage`` all cut their samples with it, so the same files and
 the same ``--since`` give the same samples to every one of them, today and next month (a
-Prometheus source reads up to now, so its newest sample is about now anyway).
+Prometheus source reads up to now, so its newest sample is about now anyway). ``--since``
+is read by one parser, :func:`parse_since`, for all of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kquota.errors import UsageError
 from kquota.usage.rows import Sample
+
+DAY_MS = 24 * 3600 * 1000
+
+
+def parse_since(text: str, option: str = "--since") -> int:
+    """parse_since reads a window, ``7d`` or a duration as every time option takes it
+    (``12h``, ``90m``, ``3600s``, ``1h30m``), as milliseconds."""
+    from kquota.deadline import parse_duration
+
+    stripped = text.strip()
+    if stripped.endswith("d") and stripped[:-1].isdigit() and int(stripped[:-1]) > 0:
+        return int(stripped[:-1]) * DAY_MS
+    try:
+        return int(parse_duration(text, option) * 1000)
+    except UsageError:
+        raise UsageError(
+            f"{option} {text[:40]!r}: not a window; use days (7d) or a duration (12h, 90m)"
+        ) from None
 
 
 def window_start(newest_ms: int, since_ms: int) -> int:
@@ -29,4 +49,4 @@ def in_window(samples: Iterable[Sample], since_ms: int) -> list[Sample]:
     return [s for s in rows if s.timestamp_ms >= start]
 
 
-__all__ = ["in_window", "window_start"]
+__all__ = ["in_window", "parse_since", "window_start"]
