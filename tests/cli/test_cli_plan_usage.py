@@ -148,12 +148,26 @@ def test_without_usage_the_plan_is_as_it_was(repo: Path) -> None:
     assert code == 0 and "throttle_replay" not in json.loads(out)
 
 
-def test_a_window_of_no_samples_replays_nothing(repo: Path) -> None:
-    (repo / "kquota.yaml").write_text(CONFIG.replace("0.1", "0.5"))
-    code, out, _ = run(*BASE, "--since", "30s", "--format", "json")
-    assert code == 0
+def test_the_window_ends_at_the_newest_sample_as_usage_reads_it(repo: Path) -> None:
+    """The plan's replay and ``kquota usage`` cut the same window (kquota.usage.window): back
+    from the newest sample, not from now, so last month's file still replays."""
+    month = 30 * 24 * 3600 * 1000
+    rows = [json.loads(line) for line in (repo / "usage.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["timestamp_ms"] -= month
+    (repo / "usage.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run(*BASE, "--since", "90s", "--allow-throttling", "--format", "json")
+    assert code == 0, err
     replay = json.loads(out)["throttle_replay"]
-    assert replay["principals"] == [] and replay["rows"] == 0
+    # the newest samples are 1 min before the file's end: 90 s keeps alice's and bob's rates
+    # at 2 and 1 min and bob's throttle time at 2 min
+    assert replay["rows"] == 5
+    code, out, err = run(
+        "usage", "--cluster", "c1", "--snapshot", "snap.json", "--samples", "usage.jsonl",
+        "--since", "90s", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["samples"] == 5
 
 
 @pytest.mark.parametrize(
@@ -185,7 +199,10 @@ def test_a_bad_sample_is_named_by_file_and_line(repo: Path, line: str, said: str
 
 def test_bad_usage_options_and_settings_are_refused(repo: Path) -> None:
     code, _, err = run(*BASE, "--since", "7 days")
-    assert code == 1 and "--since '7 days': not a duration; use a whole number and a unit" in err
+    assert (
+        code == 1
+        and "--since '7 days': not a window; use days (7d) or a duration (12h, 90m)" in err
+    )
     code, _, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json", "--usage", "nope")
     assert code == 1 and "nope: no such sample file" in err
     (repo / "kquota.yaml").write_text(CONFIG.replace("0.1", "1.5"))

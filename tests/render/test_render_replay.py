@@ -235,3 +235,15 @@ def test_a_measured_peak_reads_in_whole_bytes_not_sixteen_digits() -> None:
     assert repr(over).split(".")[1] not in rendered
     after = json.loads(render_json(plan))["throttle_replay"]["principals"][0]["throttled_after"]
     assert after["peak_over_bound"] == over
+
+
+def test_the_worst_broker_is_a_name_in_a_code_span_as_in_the_usage_report() -> None:
+    """A broker is a name (an exporter's address from a Prometheus ``instance`` label): the
+    markdown shows it in a code span, as ``kquota usage`` does, not as escaped prose
+    (``127\\.0.0.1:9404``)."""
+    state: QuotaState = {Entity.of({"user": "a"}): {P: 8 * MiB}}
+    desired: QuotaState = {Entity.of({"user": "a"}): {P: 1 * MiB}}
+    rows = [dataclasses.replace(r, broker="127.0.0.1:9404") for r in _rows("a", [2 * MiB, 2 * MiB])]
+    rendered = markdown.render_plan(_plan(state, desired, rows))
+    assert "| `127.0.0.1:9404` |" in rendered
+    assert "127\\." not in rendered

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,11 +22,11 @@ from kquota.devbroker.probe import metrics_ok
 from kquota.usage.prometheus import PrometheusError, prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, REQUEST_TIME, Sample
 from prometheus_server import RunningPrometheus, running_prometheus
+from usage_load import produce, produce_together
 
 pytestmark = pytest.mark.integration
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret"}
-RECORD = 1000
 POLL = 90.0  # seconds: scrapes every 1 s, but a loaded 2-core machine lags
 
 
@@ -50,58 +49,6 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
             yield Live(broker, p, KafkaConfigsTool(broker))
     finally:
         stop_broker(folder / "broker")
-
-
-def produce(
-    broker: BrokerInfo, user: str | None, client_id: str, rate: float, seconds: float
-) -> int:
-    """produce sends ``rate`` bytes/s of 1000-byte records for ``seconds``, as ``user`` over
-    SASL/PLAIN (None: anonymous, PLAINTEXT), on a fixed schedule; returns the bytes sent."""
-    from confluent_kafka import Producer
-
-    conf: dict[str, object] = {
-        "bootstrap.servers": broker.bootstrap_servers,
-        "client.id": client_id,
-        "linger.ms": 0,
-    }
-    if user is not None:
-        conf.update(
-            {
-                "bootstrap.servers": broker.sasl_bootstrap_servers,
-                "security.protocol": "SASL_PLAINTEXT",
-                "sasl.mechanism": "PLAIN",
-                "sasl.username": user,
-                "sasl.password": broker.users[user],
-            }
-        )
-    producer = Producer(conf)
-    every = RECORD / rate
-    began = time.monotonic()
-    sent = 0
-    while (now := time.monotonic()) - began < seconds:
-        due = began + sent / RECORD * every
-        if now < due:
-            time.sleep(min(due - now, 0.05))
-            producer.poll(0)
-            continue
-        producer.produce("usage-load", b"x" * RECORD)
-        sent += RECORD
-        producer.poll(0)
-    assert producer.flush(60) == 0
-    return sent
-
-
-def produce_together(
-    broker: BrokerInfo, loads: list[tuple[str | None, str, float]], seconds: float
-) -> None:
-    threads = [
-        threading.Thread(target=produce, args=(broker, user, cid, rate, seconds))
-        for user, cid, rate in loads
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
 
 
 def exported(live: Live) -> str:

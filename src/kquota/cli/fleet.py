@@ -196,9 +196,9 @@ class FleetUsageFlags:
         return FleetUsageRun(self.samples_root, self.snapshots_dir, self.engine, spark)
 
     def since_ms(self) -> int:
-        from kquota.cli.usage import since_ms
+        from kquota.usage.window import parse_since
 
-        return since_ms(self.since)
+        return parse_since(self.since)
 
 
 def _fleet_usage_options(f: F) -> F:

@@ -122,7 +122,8 @@ class PlanFlags:
 @click.option(
     "--since",
     metavar="DURATION",
-    help="With --usage: how far back the samples go (7d, 24h, 90m; default: 7d).",
+    help="With --usage: the window, this long back from the newest sample (7d, 24h, 90m; "
+    "default: 7d).",
 )
 @click.option(
     "--allow-throttling",
@@ -201,7 +202,7 @@ def _request(flags: PlanFlags) -> PlanRequest:
         from kquota.usage.source import samples_from
 
         since = flags.since or USAGE_SINCE
-        samples = list(samples_from(flags.usage, since, None, target.cluster_name))
+        samples = samples_from(flags.usage, since, target.cluster_name)
     return PlanRequest(
         target,
         desired,

@@ -19,10 +19,11 @@ from kquota.cli.impact_options import parse_protect
 from kquota.cli.options import TargetingArgs, format_option, targeting_options
 from kquota.cli.output import refuse_existing, refuse_inputs, write_output
 from kquota.cli.timeout_option import timeout_option
-from kquota.cli.usage import since_ms, usage_source_options
+from kquota.cli.usage import usage_source_options
 from kquota.errors import KquotaError, UsageError
 from kquota.operations.usage import UsageSource
 from kquota.usage.recommend import DEFAULT_KEYS, RecommendOptions
+from kquota.usage.window import parse_since
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -112,7 +113,7 @@ def command(
 ) -> None:
     """Propose quotas from observed usage, as desired state for kquota plan to review."""
     options = sizing(percentile, headroom, min_window, keys)
-    window = since_ms(since)
+    window = parse_since(since)
     matches = tuple(parse_protect(p) for p in protect)
     source.check()
     refuse_inputs(out, [*where.inputs(), *(("--samples", p) for p in source.samples)])
@@ -157,7 +158,7 @@ def command(
 
 def _window(text: str) -> int:
     try:
-        return since_ms(text)
+        return parse_since(text)
     except UsageError:
         raise UsageError(
             f"--min-window {text[:40]!r}: not a window; use days (7d) or a duration (12h)"

@@ -18,11 +18,9 @@ from kquota.cli.examples import EXAMPLES
 from kquota.cli.option_group import option_group
 from kquota.cli.options import TargetingArgs, format_option, targeting_options
 from kquota.cli.timeout_option import timeout_option
-from kquota.errors import UsageError
 from kquota.operations.usage import UsageSource
 
 F = TypeVar("F", bound=Callable[..., Any])
-DAY = 24 * 3600
 
 
 def usage_source_options(f: F) -> F:
@@ -67,21 +65,6 @@ since_option = click.option(
 )
 
 
-def since_ms(text: str) -> int:
-    """since_ms reads ``--since``: ``7d``, or a duration as every time option takes it."""
-    from kquota.deadline import parse_duration
-
-    stripped = text.strip()
-    if stripped.endswith("d") and stripped[:-1].isdigit() and int(stripped[:-1]) > 0:
-        return int(stripped[:-1]) * DAY * 1000
-    try:
-        return int(parse_duration(text, "--since") * 1000)
-    except UsageError:
-        raise UsageError(
-            f"--since {text[:40]!r}: not a window; use days (7d) or a duration (12h, 90m)"
-        ) from None
-
-
 @click.command("usage", epilog=EXAMPLES["usage"])
 @usage_source_options
 @targeting_options
@@ -89,7 +72,9 @@ def since_ms(text: str) -> int:
 @timeout_option("usage")
 def command(source: UsageSource, since: str, where: TargetingArgs, fmt: str) -> None:
     """Show each principal's observed rates per broker against its effective quota."""
-    window = since_ms(since)
+    from kquota.usage.window import parse_since
+
+    window = parse_since(since)
     source.check()
     from kquota.operations.usage import read_usage
 

@@ -39,6 +39,7 @@ from kquota.usage.profile import (
     skew,
     wanted_percentiles,
 )
+from kquota.usage.window import window_start
 
 _ERROR = "\x00error"
 _SERIES = ("cluster", "broker", "user", "client_id", "metric")
@@ -186,7 +187,7 @@ def profile_fleet_spark(
         step("each cluster's newest sample, per broker")
         ends = {name: max(by_broker.values()) for name, by_broker in newest.items()}
         starts = spark.createDataFrame(
-            [(name, end - since_ms) for name, end in sorted(ends.items())],
+            [(name, window_start(end, since_ms)) for name, end in sorted(ends.items())],
             "cluster string, start long",
         )
         windowed = (
@@ -249,7 +250,7 @@ def profile_fleet_spark(
         out[c.name] = Profiles(
             c.name,
             since_ms,
-            ends[c.name] - since_ms,
+            window_start(ends[c.name], since_ms),
             ends[c.name],
             sum(s.count for s in found),
             counted[c.name],

@@ -219,7 +219,7 @@ def _row(r: Replayed) -> str:
     if r.censored:
         throttled += f"<br>{md.text(CENSORED, cell=True)}"
     a = r.after
-    broker = "" if not a.throttled_ms else md.text(a.broker or "?", cell=True)
+    broker = "" if not a.throttled_ms else md.code(a.broker or "?", cell=True)
     over = "" if not a.peak_over else md.text(_measured(c.key, a.peak_over), cell=True)
     return (
         f"| {md.entity(c.principal.entity(), cell=True)} | `{c.key}` | "

@@ -9,7 +9,7 @@ Pure over :class:`~kquota.usage.rows.Sample` rows. Decisions (docs/usage.md says
   in exact decimal arithmetic, so any engine that sorts the same values gives the same
   number, a value that was observed.
 - **The window** is ``--since`` back from the newest sample read, both ends included (not
-  the clock), so a file
+  the clock; :mod:`kquota.usage.window`, the rule every usage command cuts by), so a file
   reads the same next month, and the same on Spark.
 - **Duplicates**: one sample of a series at one time is kept once; the same series and time
   with two different values is an error (two sources disagree: which one is right is not
@@ -36,6 +36,7 @@ from typing import Any
 
 from kquota.errors import KquotaError
 from kquota.usage.rows import RATE_METRICS, THROTTLE_METRICS, Sample
+from kquota.usage.window import window_start
 
 MAX_SERIES = 2_000_000
 """The most series read in process (10,000 principals × 6 brokers × 6 metrics is 360,000)."""
@@ -191,7 +192,7 @@ def profile(
     if not series:
         raise SampleError("no samples read: the window is empty")
     end = max(one.times[-1] for one in series.values())
-    start = end - since_ms
+    start = window_start(end, since_ms)
     wanted = wanted_percentiles(extra)
     out: list[SeriesProfile] = []
     in_window = 0
