@@ -62,10 +62,7 @@ def differences(
     ]
     if out:
         return out
-    if done:
-        now = planned_fingerprint(reviewed, state, done)
-    else:
-        now = live.snapshot_fingerprint
+    now = planned_fingerprint(reviewed, state, done) if done else live.snapshot_fingerprint
     if reviewed.snapshot_fingerprint != now:
         out.append("other keys of the altered entities changed since the snapshot")
     return out
