@@ -317,3 +317,35 @@ def test_what_the_record_does_not_vouch_for_is_refused_and_a_part_resumes(
     assert (_record(fleet)["committed"], _record(fleet)["audited"]) == ([0, 1], [0, 1])
     events = _audit_events(bootstrap, topic, 2)
     assert sorted(e["entity"]["user"] for e in events) == users
+
+
+@pytest.mark.parametrize(
+    ("committed", "audited", "problem"),
+    [
+        ([0, 0], [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ([1], [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ([True], [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ("0", [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ([], [0], "audited names alterations not committed"),
+    ],
+)
+def test_a_record_naming_what_is_not_in_the_reviewed_plan_is_refused_before_connecting(
+    fleet: Fleet, committed: object, audited: object, problem: str
+) -> None:
+    """The record is a file anyone with the plans folder can edit: its positions are checked
+    against the reviewed plan it names before anything connects (the cluster is no broker)."""
+    from kquota.errors import UsageError
+    from kquota.planfile.reader import load_plan_file
+    from kquota.planfile.writer import plan_id
+    from kquota.policy import Policy
+
+    fleet.clusters = {"solo": Cluster("127.0.0.1:1", "u", 1)}
+    fleet.write()
+    fleet.plan()
+    reviewed = load_plan_file(fleet.root / "plans" / "solo.plan.json", Policy(), review=True)
+    entry = {"cluster": "solo", "wave": 1, "plan_id": plan_id(reviewed), "status": "failed"}
+    record = {"clusters": [{**entry, "detail": "", "committed": committed, "audited": audited}]}
+    (fleet.root / "plans" / "fleet-apply.json").write_text(json.dumps(record))
+    with pytest.raises(UsageError) as e:
+        fleet_apply(replace(_request(fleet), resume=True))
+    assert str(e.value).endswith(f": not a fleet apply record (cluster 'solo': {problem})")
