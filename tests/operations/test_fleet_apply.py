@@ -8,7 +8,10 @@ would call it.
 
 from __future__ import annotations
 
+import json
 import secrets
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,7 @@ from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 from kquota.operations.fleet_apply import FleetApplyRequest, fleet_apply
 from kquota.plan.rollout import COMMITTED, FAILED, PlannedWave
-from rollout_kit import Cluster, Fleet
+from rollout_kit import Cluster, Fleet, create_topic, desired_yaml, quotas, user_quota
 
 pytestmark = pytest.mark.integration
 
@@ -131,3 +134,219 @@ def test_waves_refused_at_confirmation_read_no_plan_and_write_nothing(
         fleet_apply(_request(fleet), confirm=refuse)
     assert fleet.quota("solo") == {}
     assert not (fleet.root / "plans" / "fleet-apply.json").exists()
+
+
+def _audit_events(bootstrap: str, topic: str, count: int) -> list[dict[str, Any]]:
+    """_audit_events reads the topic's first ``count`` events (bounded: 60 s)."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"g-{secrets.token_hex(4)}",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe([topic])
+    events: list[dict[str, Any]] = []
+    try:
+        ends = time.monotonic() + 60
+        while len(events) < count and time.monotonic() < ends:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                events.append(json.loads(m.value()))
+    finally:
+        consumer.close()
+    return events
+
+
+def _delete_topic(bootstrap: str, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.delete_topics([topic]).values():
+        f.result(timeout=30)
+
+
+def _lose_audit_topic_once(monkeypatch: pytest.MonkeyPatch, bootstrap: str) -> list[str]:
+    """_lose_audit_topic_once deletes the audit topic (a real fault) between the next commit
+    and its audit events, once; the topics deleted. The events then go through a publisher
+    whose delivery times out in 3 s, not the 30 s of kquota's (which a cluster's properties
+    cannot shorten), so that the test does not wait for it."""
+    import kquota.operations.apply as operation
+    from kquota.audit import AuditPublisher
+
+    real = operation.publish_audit
+    lost: list[str] = []
+
+    def publish(publisher: AuditPublisher, *args: Any, **kwargs: Any) -> Any:
+        if lost:
+            return real(publisher, *args, **kwargs)
+        lost.append(publisher.topic)
+        _delete_topic(bootstrap, publisher.topic)
+        config = {"bootstrap.servers": bootstrap, "message.timeout.ms": "3000"}
+        with AuditPublisher(publisher.topic, config) as quick:
+            return real(quick, *args, **kwargs)
+
+    monkeypatch.setattr(operation, "publish_audit", publish)
+    return lost
+
+
+def _record(fleet: Fleet) -> dict[str, Any]:
+    data = json.loads((fleet.root / "plans" / "fleet-apply.json").read_text())
+    (cluster,) = data["clusters"]
+    return dict(cluster)
+
+
+def test_a_cluster_committed_then_unaudited_resumes_and_publishes_its_audit_events(
+    fleet: Fleet, kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bootstrap = kafka_broker.bootstrap_servers
+    tag = secrets.token_hex(3)
+    topic = f"audit-r{tag}"
+    create_topic(bootstrap, topic)
+    fleet.clusters = {"solo": Cluster(bootstrap, f"r{tag}-a", 12, topic)}
+    fleet.write()
+    fleet.plan()
+    lost = _lose_audit_topic_once(monkeypatch, bootstrap)
+    report = fleet_apply(_request(fleet))
+    (outcome,) = report.clusters
+    assert lost == [topic]
+    assert outcome.status == FAILED and "1 committed entities are not audited" in outcome.detail
+    assert fleet.quota("solo") == {"producer_byte_rate": 12.0}
+    first = _record(fleet)
+
+    create_topic(bootstrap, topic)
+    report = fleet_apply(replace(_request(fleet), resume=True))
+    (outcome,) = report.clusters
+    assert outcome.status == COMMITTED, outcome.detail
+    assert outcome.detail == (
+        "nothing left to commit; 1 committed in an earlier attempt, verified; "
+        f"audit: 1 events confirmed on topic {topic} (of the earlier attempt)"
+    )
+    assert report.ok
+    assert (first["committed"], first["audited"]) == ([0], [])
+    assert (_record(fleet)["committed"], _record(fleet)["audited"]) == ([0], [0])
+    (event,) = _audit_events(bootstrap, topic, 1)
+    assert event["entity"] == {"user": f"r{tag}-a"}
+    assert event["ops"][0]["after"] == 12.0
+
+
+def _committed_unaudited(
+    fleet: Fleet, bootstrap: str, monkeypatch: pytest.MonkeyPatch, users: list[str]
+) -> str:
+    """_committed_unaudited rolls out one cluster setting ``users`` (producer_byte_rate 20,
+    21, …) whose audit topic is lost after the commit: the record says every change committed,
+    none audited. The topic is back afterwards; its name."""
+    topic = f"audit-{users[0]}"
+    create_topic(bootstrap, topic)
+    fleet.clusters = {"solo": Cluster(bootstrap, users[0], 20, topic)}
+    fleet.write()
+    entries = [user_quota(u, producer_byte_rate=20 + i) for i, u in enumerate(users)]
+    (fleet.root / "desired" / "solo" / "main.yaml").write_text(desired_yaml(entries))
+    fleet.plan()
+    _lose_audit_topic_once(monkeypatch, bootstrap)
+    (outcome,) = fleet_apply(_request(fleet)).clusters
+    assert outcome.status == FAILED and "not audited" in outcome.detail
+    assert _record(fleet)["committed"] == list(range(len(users)))
+    monkeypatch.undo()
+    monkeypatch.chdir(fleet.root)
+    create_topic(bootstrap, topic)
+    return topic
+
+
+def test_a_committed_cluster_changed_by_someone_else_is_still_refused(
+    fleet: Fleet, kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bootstrap = kafka_broker.bootstrap_servers
+    user = f"s{secrets.token_hex(3)}-a"
+    _committed_unaudited(fleet, bootstrap, monkeypatch, [user])
+    with WireAdmin(bootstrap) as admin:
+        (done,) = admin.alter(
+            [QuotaAlteration(Entity.of({"user": user}), (QuotaOp("producer_byte_rate", 7.0),))],
+            validate_only=False,
+        )
+        assert done.ok
+    (outcome,) = fleet_apply(replace(_request(fleet), resume=True)).clusters
+    assert outcome.status == FAILED
+    assert outcome.detail == (
+        "solo: the live plan is not the reviewed plan (the cluster or the desired state changed "
+        "since fleet plan); nothing was written:\n"
+        f"  {{user={user}}}: committed by this rollout, but the cluster no longer shows its "
+        "reviewed values\n"
+        "plan the fleet again and review the new plans"
+    )
+    assert fleet.quota("solo") == {"producer_byte_rate": 7.0}
+    # The record still says what the rollout committed, and that it is not audited.
+    assert (_record(fleet)["committed"], _record(fleet)["audited"]) == ([0], [])
+
+
+def test_what_the_record_does_not_vouch_for_is_refused_and_a_part_resumes(
+    fleet: Fleet, kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record says only the first change committed: the second, which the cluster holds
+    too, was not made by this rollout as far as the record says, and is refused. Once the
+    second is gone from the cluster, the cluster is partly committed, as an attempt cut short
+    leaves it: the rest is committed, and both changes audited."""
+    bootstrap = kafka_broker.bootstrap_servers
+    tag = secrets.token_hex(3)
+    users = [f"v{tag}-a", f"v{tag}-b"]
+    topic = _committed_unaudited(fleet, bootstrap, monkeypatch, users)
+    path = fleet.root / "plans" / "fleet-apply.json"
+    data = json.loads(path.read_text())
+    data["clusters"][0]["committed"] = [0]
+    path.write_text(json.dumps(data))
+    (outcome,) = fleet_apply(replace(_request(fleet), resume=True)).clusters
+    assert outcome.status == FAILED
+    assert f"  {{user={users[1]}}}: in the reviewed plan, not in the live one\n" in outcome.detail
+
+    removal = QuotaOp("producer_byte_rate", remove=True)
+    with WireAdmin(bootstrap) as admin:
+        (done,) = admin.alter(
+            [QuotaAlteration(Entity.of({"user": users[1]}), (removal,))], validate_only=False
+        )
+        assert done.ok
+    report = fleet_apply(replace(_request(fleet), resume=True))
+    (outcome,) = report.clusters
+    assert outcome.status == COMMITTED, outcome.detail
+    assert outcome.detail == (
+        f"1 entities committed and verified; audit: 1 events confirmed on topic {topic}; "
+        f"1 committed in an earlier attempt, verified; audit: 1 events confirmed on topic "
+        f"{topic} (of the earlier attempt)"
+    )
+    assert report.ok and quotas(bootstrap, users[1]) == {"producer_byte_rate": 21.0}
+    assert (_record(fleet)["committed"], _record(fleet)["audited"]) == ([0, 1], [0, 1])
+    events = _audit_events(bootstrap, topic, 2)
+    assert sorted(e["entity"]["user"] for e in events) == users
+
+
+@pytest.mark.parametrize(
+    ("committed", "audited", "problem"),
+    [
+        ([0, 0], [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ([1], [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ([True], [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ("0", [], "committed is not a list of distinct positions in its reviewed plan (0 to 0)"),
+        ([], [0], "audited names alterations not committed"),
+    ],
+)
+def test_a_record_naming_what_is_not_in_the_reviewed_plan_is_refused_before_connecting(
+    fleet: Fleet, committed: object, audited: object, problem: str
+) -> None:
+    """The record is a file anyone with the plans folder can edit: its positions are checked
+    against the reviewed plan it names before anything connects (the cluster is no broker)."""
+    from kquota.errors import UsageError
+    from kquota.planfile.reader import load_plan_file
+    from kquota.planfile.writer import plan_id
+    from kquota.policy import Policy
+
+    fleet.clusters = {"solo": Cluster("127.0.0.1:1", "u", 1)}
+    fleet.write()
+    fleet.plan()
+    reviewed = load_plan_file(fleet.root / "plans" / "solo.plan.json", Policy(), review=True)
+    entry = {"cluster": "solo", "wave": 1, "plan_id": plan_id(reviewed), "status": "failed"}
+    record = {"clusters": [{**entry, "detail": "", "committed": committed, "audited": audited}]}
+    (fleet.root / "plans" / "fleet-apply.json").write_text(json.dumps(record))
+    with pytest.raises(UsageError) as e:
+        fleet_apply(replace(_request(fleet), resume=True))
+    assert str(e.value).endswith(f": not a fleet apply record (cluster 'solo': {problem})")

@@ -118,3 +118,27 @@ def test_a_cluster_process_refuses_a_plan_file_changed_since_the_driver_read_it(
         "solo: its plan file changed since the rollout read it; nothing was written (plan the "
         "fleet again and review the new plans)"
     )
+
+
+def test_what_a_process_committed_comes_back_with_what_the_record_said_before(
+    tmp_path: Path,
+) -> None:
+    """The record's positions go to a cluster's process in its job, and come back in its
+    result, joined with those the driver had (a resumed cluster: never fewer than before)."""
+    from kquota.operations.fleet_parallel import job
+
+    request = FleetApplyRequest(tmp_path, tmp_path)
+    sent = job(request, "eu-1", "id", 60.0, "--timeout 1m", tmp_path / "r.json", committed=(2,))
+    assert (sent["committed"], sent["audited"]) == ([2], [])
+    result = tmp_path / "result.json"
+    result.write_text(
+        '{"status": "failed", "detail": "x", "signal": null, "committed": [0, 1], "audited": [0]}'
+    )
+    child, _lines = _child(tmp_path, "pass")
+    child.proc.wait(30)
+    child.reader.join(30)
+    child.outcome.committed = (2,)
+    child = _Child(child.outcome, child.proc, result, child.reader)
+    _collect(child)
+    assert child.outcome.status == FAILED and child.outcome.detail == "x"
+    assert (child.outcome.committed, child.outcome.audited) == ((0, 1, 2), (0,))

@@ -211,6 +211,26 @@ def apply_plan(
     return report
 
 
+def verify_shown(
+    admin: Admin,
+    alterations: Sequence[Alteration],
+    *,
+    verify_timeout: float = 15.0,
+    poll_interval: float = 0.25,
+) -> ApplyReport:
+    """verify_shown is the verification of :func:`apply_plan` alone, for ``alterations`` an
+    earlier run committed (a resumed fleet rollout): a report counting them committed, with
+    those not shown yet by every broker, or changed by another writer since, as such."""
+    report = ApplyReport(committed=list(alterations))
+    if alterations:
+        with (
+            bounded(verify_timeout, f"verification ({verify_timeout:g} s)"),
+            progress.phase("verify", total=len(alterations)),
+        ):
+            _verify(admin, report, list(alterations), poll_interval)
+    return report
+
+
 def commit_phase(alteration: Alteration) -> int:
     """commit_phase orders the commit so that no principal goes unthrottled between two
     alterations (docs/apply-safety.md): 0 sets only, 1 sets and removes, 2 removes only."""

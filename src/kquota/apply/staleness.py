@@ -50,6 +50,21 @@ def _as_planned(alt: Alteration, have: QuotaValues) -> QuotaValues | None:
     return before or None
 
 
+def planned_fingerprint(plan: Plan, current: QuotaState, applied: frozenset[Entity]) -> str:
+    """planned_fingerprint is the fingerprint of ``plan``'s entities in ``current`` with the
+    ``applied`` ones (each showing every op of the plan) put back to their planned-against
+    values: the plan's own fingerprint when nothing else of its entities changed."""
+    as_planned = dict(current)
+    for alt in plan.alterations:
+        if alt.entity in applied:
+            values = _as_planned(alt, current.get(alt.entity, {}))
+            if values is None:
+                as_planned.pop(alt.entity, None)
+            else:
+                as_planned[alt.entity] = values
+    return snapshot_fingerprint(as_planned, (a.entity for a in plan.alterations))
+
+
 def changed_entities(plan: Plan, current: QuotaState) -> list[tuple[Entity, str]]:
     """changed_entities lists the plan's entities whose planned-against values moved."""
     changed = []
@@ -88,16 +103,7 @@ def check_not_stale(
     )
     if plan.snapshot_fingerprint is None:
         return applied
-    as_planned = dict(current)
-    for alt in plan.alterations:
-        if alt.entity in applied:
-            values = _as_planned(alt, current.get(alt.entity, {}))
-            if values is None:
-                as_planned.pop(alt.entity, None)
-            else:
-                as_planned[alt.entity] = values
-    now = snapshot_fingerprint(as_planned, (a.entity for a in plan.alterations))
-    if now == plan.snapshot_fingerprint:
+    if planned_fingerprint(plan, current, applied) == plan.snapshot_fingerprint:
         return applied
     changed = changed_entities(plan, current)
     lines = [f"  {entity}: {detail}" for entity, detail in changed[:_SHOW]]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.display import safe_text
 from kquota.errors import KquotaError
+from kquota.model import Entity
 from kquota.operations.desired import DesiredPaths, LoadedDesired
 from kquota.operations.overrides import PolicyOverrides
 from kquota.plan.guard import LIBRARY, Overrides, judge, refuse
@@ -192,6 +193,9 @@ class ApplyRequest:
     policy: PolicyOverrides = PolicyOverrides()
     run: RunOptions = RunOptions()
     expected: Plan | None = None
+    expected_done: frozenset[Entity] = frozenset()
+    """Entities of ``expected`` a resumed rollout committed already (its record says so): the
+    live cluster must show them as reviewed, and the live plan is ``expected`` without them."""
 
 
 def checked_plan(
@@ -442,7 +446,7 @@ def _commit(
         if request.expected is not None:  # empty or not: an empty live plan may differ too
             from kquota.apply.reviewed import check_reviewed
 
-            check_reviewed(request.expected, plan, target.label)
+            check_reviewed(request.expected, plan, target.label, request.expected_done, current)
         # The validate-only pass goes out while the plan is shown, when nobody confirms it.
         unasked = publisher is None and view.auto_approve
         checks = (

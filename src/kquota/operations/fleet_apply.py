@@ -25,6 +25,16 @@ remaining cluster checked again by its own apply. The record is a file anyone wi
 folder can edit: a cluster it calls done is skipped only when the live cluster shows that
 cluster's plan; otherwise it goes through its own apply like any cluster not done.
 
+The record also names, by position in the cluster's reviewed plan, the alterations this
+rollout committed and those whose audit events were confirmed. A cluster that failed after
+committing (its audit not confirmed, its brokers not all showing the values in time, a
+connection lost mid-commit) resumes from there: the live cluster must show the committed
+entities as reviewed and the live plan must be the rest of the reviewed plan
+(:mod:`kquota.apply.reviewed`); the rest is committed, the earlier entities verified again at
+every broker, and their missing audit events published. The record is believed only for the
+plan it names (its plan id is the reviewed plan's) and only as far as the live cluster
+confirms it.
+
 A wave with ``max_parallel`` above one applies up to that many of its clusters at once, each
 in a process of its own (:mod:`kquota.operations.fleet_parallel`): the deadline, the signal
 handling and the lease renewer of an apply are process-wide, and a process gives each apply
@@ -199,7 +209,51 @@ def reviewed_plans(
     return plans, targets
 
 
-def _load_record(request: FleetApplyRequest, plan_ids: dict[str, str]) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Recorded:
+    """_Recorded is what the record says of one cluster: its status, and the positions in its
+    reviewed plan of the alterations committed and of those audited."""
+
+    status: str
+    committed: tuple[int, ...] = ()
+    audited: tuple[int, ...] = ()
+
+
+def _positions(value: object, size: int | None, what: str) -> tuple[int, ...]:
+    """_positions reads a record's list of positions in a reviewed plan of ``size``
+    alterations (None: the cluster is not in this rollout, nothing to check them against)."""
+    if value is None or size is None:
+        return ()  # a record written before positions were: it vouches for nothing
+    if (
+        not isinstance(value, list)
+        or any(type(i) is not int or not 0 <= i < size for i in value)
+        or len(set(value)) != len(value)
+    ):
+        raise ValueError(
+            f"{what} is not a list of distinct positions in its reviewed plan (0 to {size - 1})"
+        )
+    return tuple(sorted(value))
+
+
+def _recorded(
+    entry: Mapping[str, object], plan_ids: Mapping[str, str], sizes: Mapping[str, int]
+) -> _Recorded:
+    """_recorded is one cluster's entry of the record; its positions only for the plan the
+    rollout reviewed (the entry's plan id is that plan's), else none."""
+    name, status = entry["cluster"], entry["status"]
+    ours = isinstance(name, str) and plan_ids.get(name) == entry["plan_id"]
+    size = sizes[name] if ours and isinstance(name, str) else None
+    where = f"cluster {safe_text(str(name))!r}"
+    committed = _positions(entry.get("committed"), size, f"{where}: committed")
+    audited = _positions(entry.get("audited"), size, f"{where}: audited")
+    if not set(audited) <= set(committed):
+        raise ValueError(f"{where}: audited names alterations not committed")
+    return _Recorded(str(status), committed, audited)
+
+
+def _load_record(
+    request: FleetApplyRequest, plan_ids: dict[str, str], sizes: Mapping[str, int]
+) -> dict[str, _Recorded]:
     from kquota.localfile import MiB, UnreadableFile, read_text
 
     path = request.plans_dir / RECORD
@@ -209,13 +263,15 @@ def _load_record(request: FleetApplyRequest, plan_ids: dict[str, str]) -> dict[s
         return {}
     try:
         data = json.loads(read_text(path, limit=64 * MiB, larger="start a new rollout"))
-        recorded = {c["cluster"]: (c["plan_id"], c["status"]) for c in data["clusters"]}
+        recorded = {
+            c["cluster"]: (c["plan_id"], _recorded(c, plan_ids, sizes)) for c in data["clusters"]
+        }
     except UnreadableFile as e:
         raise UsageError(e.message(path, "the fleet apply record")) from None
-    except (ValueError, KeyError, TypeError, RecursionError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         raise UsageError(f"{path}: not a fleet apply record ({safe_text(str(e))})") from None
     if not request.resume:
-        if any(status in DONE for _, status in recorded.values()):
+        if any(r.status in DONE or r.committed for _, r in recorded.values()):
             raise UsageError(
                 f"{path} records an earlier fleet apply of these plans: pass --resume to "
                 "continue it (or remove the file to start over)"
@@ -227,7 +283,7 @@ def _load_record(request: FleetApplyRequest, plan_ids: dict[str, str]) -> dict[s
             f"--resume: the plans of {', '.join(changed)} changed since the recorded rollout; "
             f"nothing was applied (remove {path} to start a new rollout)"
         )
-    return {n: status for n, (_, status) in recorded.items()}
+    return {n: r for n, (_, r) in recorded.items()}
 
 
 def _write_record(report: FleetApplyReport) -> None:
@@ -290,16 +346,22 @@ def fleet_apply(
     plans, targets = reviewed_plans(request, config, [n for w in waves for n in w.clusters])
     rollout = _Rollout(waves, plans, targets)
     ids = {n: plan_id(p) for n, p in plans.items()}
-    done_before = _load_record(request, ids)
+    sizes = {n: len(p.alterations) for n, p in plans.items()}
+    done_before = _load_record(request, ids, sizes)
     report = FleetApplyReport(request.plans_dir, waves, desired_root=request.desired_root)
     for wave in waves:
         for name in wave.clusters:
             report.clusters.append(ClusterOutcome(name, wave.number, ids[name]))
     by_name = {c.cluster: c for c in report.clusters}
-    for name, status in done_before.items():
-        if status in DONE and name in by_name:
-            by_name[name].status = status
+    for name, recorded in done_before.items():
+        if name not in by_name:
+            continue
+        if recorded.status in DONE:
+            by_name[name].status = recorded.status
             by_name[name].detail = "done in an earlier run"
+        elif recorded.status == FAILED:  # its apply goes on from what it committed
+            by_name[name].committed = recorded.committed
+            by_name[name].audited = recorded.audited
     try:
         for wave in waves:
             progress(f"wave {wave.number} of {len(waves)}: {', '.join(wave.clusters)}")
@@ -379,7 +441,10 @@ def apply_cluster(
 ) -> None:
     """apply_cluster is the one call into the apply operation for one cluster (in this
     process, or in a cluster's own process when a wave runs side by side), with the
-    reviewed plan as the plan the live one must be (:attr:`ApplyRequest.expected`).
+    reviewed plan as the plan the live one must be (:attr:`ApplyRequest.expected`), less the
+    alterations an earlier attempt of this rollout committed (``outcome.committed``, from the
+    record): those are verified again and their missing audit events published
+    (:func:`_resume_earlier`) once the rest is committed.
 
     SIGINT/SIGTERM (as KeyboardInterrupt) end it with an outcome too: in the commit the
     applier settles the batch in flight and the report counts it; before the commit nothing
@@ -390,9 +455,10 @@ def apply_cluster(
 
     publisher = None
     reports: list[ApplyReport] = []
+    earlier = outcome.committed
+    topic = request.audit_topic or target.audit_topic
     try:
         desired = load_desired_state([request.desired_root / outcome.cluster])
-        topic = request.audit_topic or target.audit_topic
         if topic:
             from kquota.audit import AuditPublisher
 
@@ -405,6 +471,7 @@ def apply_cluster(
             PolicyOverrides(request.prune, request.allow_mass_removal),
             RunOptions(verify_timeout=request.verify_timeout, overrides=request.overrides),
             expected=reviewed,
+            expected_done=frozenset(reviewed.alterations[i].entity for i in earlier),
         )
         result = run_apply(
             asked,
@@ -418,6 +485,7 @@ def apply_cluster(
         outcome.signal = stop_signal()
         how = signal_name(outcome.signal)
         if reports:
+            _count_committed(outcome, reviewed, reports[0], audited=False)
             done = "; ".join(_committed_parts(reports[0], len(reviewed.alterations)))
             outcome.detail = (
                 f"{done}; interrupted by {how} while publishing its audit events: they may be "
@@ -430,15 +498,109 @@ def apply_cluster(
     finally:
         if publisher is not None:
             publisher.close()
-    if result.report is None:
+    if result.report is not None:
+        confirmed = result.audit is not None and result.audit.confirmed
+        _count_committed(outcome, reviewed, result.report, audited=confirmed)
+    if result.report is None and not earlier:
         outcome.status, outcome.detail = UNCHANGED, "nothing to apply"
     elif result.ok:
-        n = len(result.report.committed)
-        audited = f"; {result.audit.message}" if result.audit is not None else ""
-        outcome.status, outcome.detail = COMMITTED, f"{n} entities committed and verified{audited}"
+        if result.report is None:
+            outcome.status, outcome.detail = COMMITTED, "nothing left to commit"
+        else:
+            n = len(result.report.committed)
+            audited = f"; {result.audit.message}" if result.audit is not None else ""
+            outcome.status = COMMITTED
+            outcome.detail = f"{n} entities committed and verified{audited}"
+        if earlier:
+            _resume_earlier(request, target, reviewed, outcome, earlier, topic)
     else:
+        assert result.report is not None
         outcome.status, outcome.detail = FAILED, _failure(result)
         outcome.signal = result.report.signal
+
+
+def _count_committed(
+    outcome: ClusterOutcome, reviewed: Plan, report: ApplyReport, *, audited: bool
+) -> None:
+    """_count_committed adds what ``report`` committed to the positions the record keeps
+    (``audited``: their audit events were confirmed too)."""
+    where = {a.entity: i for i, a in enumerate(reviewed.alterations)}
+    new = {where[a.entity] for a in report.committed if a.entity in where}
+    outcome.committed = tuple(sorted({*outcome.committed, *new}))
+    if audited:
+        outcome.audited = tuple(sorted({*outcome.audited, *new}))
+
+
+def _resume_earlier(
+    request: FleetApplyRequest,
+    target: Target,
+    reviewed: Plan,
+    outcome: ClusterOutcome,
+    earlier: tuple[int, ...],
+    topic: str | None,
+) -> None:
+    """_resume_earlier is :func:`_finish_earlier` with its failures as the outcome's: the
+    rest of the plan is committed whatever happens here."""
+    what = f"the {len(earlier)} entities committed in an earlier attempt"
+    try:
+        _finish_earlier(request, target, reviewed, outcome, earlier, topic)
+    except KquotaError as e:
+        outcome.status = FAILED
+        outcome.detail = f"{outcome.detail}; {what} could not be verified: {e}"
+    except KeyboardInterrupt:
+        outcome.signal = stop_signal()
+        outcome.status = FAILED
+        outcome.detail = (
+            f"{outcome.detail}; interrupted by {signal_name(outcome.signal)} while verifying "
+            f"and auditing {what}"
+        )
+
+
+def _finish_earlier(
+    request: FleetApplyRequest,
+    target: Target,
+    reviewed: Plan,
+    outcome: ClusterOutcome,
+    earlier: tuple[int, ...],
+    topic: str | None,
+) -> None:
+    """_finish_earlier completes the alterations an earlier attempt committed, once the rest
+    of the reviewed plan is committed and verified: every broker must show them (the earlier
+    verification may have timed out), and the audit events not confirmed then are published
+    now. ``outcome`` becomes failed, saying what is missing, when either falls short."""
+    from kquota.apply.applier import ApplyReport as Committed
+    from kquota.apply.applier import verify_shown
+    from kquota.operations.apply import publish_audit
+
+    alterations = [reviewed.alterations[i] for i in earlier]
+    with target.admin() as admin:
+        cluster_id = admin.cluster_id()
+        shown = verify_shown(admin, alterations, verify_timeout=request.verify_timeout)
+    what = f"{len(earlier)} committed in an earlier attempt"
+    if not shown.ok:
+        parts = _committed_parts(shown, len(reviewed.alterations))[1:]
+        outcome.status = FAILED
+        outcome.detail = f"{outcome.detail}; of the {what}: {'; '.join(parts)}"
+        return
+    outcome.detail = f"{outcome.detail}; {what}, verified"
+    missing = [i for i in earlier if i not in outcome.audited]
+    if not topic or not missing:
+        return
+    from kquota.audit import AuditPublisher
+
+    publisher = AuditPublisher(topic, target.client_properties(), signer=target.audit_keys())
+    try:
+        audit = publish_audit(
+            publisher, reviewed, Committed(committed=[reviewed.alterations[i] for i in missing]),
+            cluster_id,
+        )  # fmt: skip
+    finally:
+        publisher.close()
+    if audit.confirmed:
+        outcome.audited = tuple(sorted({*outcome.audited, *missing}))
+        outcome.detail = f"{outcome.detail}; {audit.message} (of the earlier attempt)"
+    else:
+        outcome.status, outcome.detail = FAILED, f"{outcome.detail}; {audit.message}"
 
 
 def _soak(rollout: _Rollout, wave: PlannedWave) -> str | None:

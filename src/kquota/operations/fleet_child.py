@@ -71,7 +71,13 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
         verify_timeout=data["verify_timeout"],
         overrides=Overrides(**data["overrides"]),
     )
-    outcome = ClusterOutcome(name, 0, data["plan_id"])
+    outcome = ClusterOutcome(
+        name,
+        0,
+        data["plan_id"],
+        committed=tuple(data["committed"]),
+        audited=tuple(data["audited"]),
+    )
     seconds = min(data["deadline_seconds"], data["deadline_at"] - time.monotonic())
     with signals_stop_apply(), deadline.bounded(max(seconds, 0.001), data["deadline_label"]):
         try:
@@ -94,6 +100,8 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
         "status": outcome.status,
         "detail": outcome.detail,
         "signal": outcome.signal,
+        "committed": list(outcome.committed),
+        "audited": list(outcome.audited),
     }
 
 

@@ -75,13 +75,24 @@ class _Child:
 
 
 def job(
-    request: Any, cluster: str, plan_id: str, seconds: float, label: str, result: Path
+    request: Any,
+    cluster: str,
+    plan_id: str,
+    seconds: float,
+    label: str,
+    result: Path,
+    *,
+    committed: tuple[int, ...] = (),
+    audited: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """job is the JSON a cluster's process (:mod:`kquota.operations.fleet_child`) reads on
-    stdin (``request``: the fleet request)."""
+    stdin (``request``: the fleet request; ``committed`` and ``audited``: what the record
+    says an earlier attempt did, :attr:`ClusterOutcome.committed`)."""
     return {
         "cluster": cluster,
         "plan_id": plan_id,
+        "committed": list(committed),
+        "audited": list(audited),
         "plans_dir": str(request.plans_dir.resolve()),
         "desired_root": str(request.desired_root.resolve()),
         "config_path": str(request.config_path.resolve()) if request.config_path else None,
@@ -112,7 +123,10 @@ def _start(
     seconds = limit.remaining() if limit is not None else DEFAULT_TIMEOUTS["apply"]
     label = limit.label if limit is not None else f"apply {format_duration(seconds)}"
     result = workdir / f"{next(_results)}.json"  # not the name: it is the operator's text
-    data = job(request, outcome.cluster, outcome.plan_id, max(seconds, 0.001), label, result)
+    data = job(
+        request, outcome.cluster, outcome.plan_id, max(seconds, 0.001), label, result,
+        committed=outcome.committed, audited=outcome.audited,
+    )  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, "-m", "kquota.operations.fleet_child"],
         stdin=subprocess.PIPE,
@@ -177,6 +191,9 @@ def _collect(child: _Child) -> None:
         status, detail, sig = data["status"], data["detail"], data["signal"]
         if status not in (COMMITTED, UNCHANGED, FAILED) or not isinstance(detail, str):
             raise ValueError(f"status {status!r}")
+        committed, audited = data.get("committed", []), data.get("audited", [])
+        if any(type(i) is not int for i in [*committed, *audited]):
+            raise ValueError("committed")
     except (OSError, ValueError, KeyError, TypeError):
         how = "was killed" if child.killed else f"ended (exit {child.proc.returncode})"
         last = f"; its last output: {' / '.join(child.tail)}" if child.tail else ""
@@ -189,6 +206,9 @@ def _collect(child: _Child) -> None:
         return
     outcome.status, outcome.detail = status, detail
     outcome.signal = sig if isinstance(sig, int) else None
+    # A process's own positions, or the driver's when it has none: never fewer than it knew.
+    outcome.committed = tuple(sorted({*outcome.committed, *committed}))
+    outcome.audited = tuple(sorted({*outcome.audited, *audited}))
 
 
 def _pump(

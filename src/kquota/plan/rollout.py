@@ -118,6 +118,11 @@ class ClusterOutcome:
     detail: str = ""
     signal: int | None = None
     """The signal (SIGINT, SIGTERM) that stopped this cluster's apply, if one did."""
+    committed: tuple[int, ...] = ()
+    """The reviewed plan's alterations this rollout committed, by position, in any attempt
+    (``--resume`` goes on from them, docs/rollout.md)."""
+    audited: tuple[int, ...] = ()
+    """Those of ``committed`` whose audit events were confirmed."""
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -126,6 +131,8 @@ class ClusterOutcome:
             "plan_id": self.plan_id,
             "status": self.status,
             "detail": self.detail,
+            "committed": list(self.committed),
+            "audited": list(self.audited),
         }
 
 
