@@ -93,7 +93,18 @@ def _use_color() -> bool:
     "--usage",
     "usage",
     metavar="SOURCE",
-    help="Replay observed usage (samples file) against the plan: who would be throttled.",
+    help="Replay observed usage (a samples file or folder, or a Prometheus server's "
+    "http(s) URL) against the plan: who would be throttled.",
+)
+@click.option(
+    "--prometheus-token-env",
+    metavar="NAME",
+    help="With --usage URL: the environment variable holding a bearer token for Prometheus.",
+)
+@click.option(
+    "--prometheus-basic-auth-env",
+    metavar="NAME",
+    help="With --usage URL: the environment variable holding user:password for Prometheus.",
 )
 @click.option(
     "--since",
@@ -122,6 +133,8 @@ def command(
     capacity: bool | None,
     allow_oversubscription: bool,
     usage: str | None,
+    prometheus_token_env: str | None,
+    prometheus_basic_auth_env: str | None,
     since: str | None,
     allow_throttling: bool,
     wanted: ImpactArgs,
@@ -130,6 +143,11 @@ def command(
     """Show what would change to make the cluster match the desired state in PATHS."""
     if since is not None and usage is None:
         raise UsageError("--since needs --usage SOURCE: it says how far back the samples go")
+    if (prometheus_token_env or prometheus_basic_auth_env) and usage is None:
+        raise UsageError(
+            "--prometheus-token-env and --prometheus-basic-auth-env need --usage URL (a "
+            "Prometheus server)"
+        )
     named = [parse_principal(p, "--principal") for p in principals]
     protect = guard.matches()
     target = where.resolve()
@@ -140,10 +158,21 @@ def command(
     desired = load_desired_quotas(desired_paths)  # local files before the network
     listed = wanted.listed()
     samples = None
-    if usage is not None:  # a local file is read before the network, as the desired state is
-        from kquota.usage.source import samples_from
+    shown = None
+    if usage is not None:  # a local file is read before the cluster, as the desired state is
+        from kquota.usage.source import samples_from, shown_source
 
-        samples = list(samples_from(usage, since or USAGE_SINCE, None, target.cluster_name))
+        shown = shown_source(usage)  # a URL without its credentials, in the plan and its file
+        samples = list(
+            samples_from(
+                usage,
+                since or USAGE_SINCE,
+                None,
+                target.cluster_name,
+                token_env=prometheus_token_env,
+                basic_auth_env=prometheus_basic_auth_env,
+            )
+        )
     result = make_plan(
         target,
         desired,
@@ -157,7 +186,7 @@ def command(
         capacity=capacity,
         allow_oversubscription=allow_oversubscription,
         usage=samples,
-        usage_source=usage,
+        usage_source=shown,
         allow_throttling=allow_throttling,
     )
     echo_warnings(result.warnings)
