@@ -452,6 +452,39 @@ def test_06d_plan_replays_usage_read_from_prometheus(
     assert "pw-canary" not in out + err
 
 
+def test_06e_the_usage_dashboard_reads_the_live_series(live: Live) -> None:
+    """examples/grafana/kquota-usage.json on the real thing: every query, its variables
+    filled in as Grafana would, runs on this Prometheus (2.42) scraping this broker's
+    exporter, and the rate panels show test_06's principals."""
+    import re
+
+    from grafana_dashboards import dashboard, expressions
+
+    filled = {"$cluster": "dev", "$user": ".*", "$__range": "10m"}
+    answers: dict[str, list[object]] = {}
+    for expr in expressions(dashboard("kquota-usage.json")):
+        for name, value in filled.items():
+            expr = expr.replace(name, value)
+        variable = re.fullmatch(r"label_values\((\w+), (\w+)\)", expr)
+        if variable is not None:  # Grafana's, not PromQL: the label must be on the series
+            series = live.prometheus.query(variable[1])
+            assert any(variable[2] in s["metric"] for s in series), expr
+            continue
+        assert "$" not in expr, expr
+        answers[expr] = live.prometheus.query(expr)  # asserts Prometheus took it
+    produce = [e for e in answers if e.startswith("max by (user, client_id)") and "Produce" in e]
+    assert len(produce) == 1, list(answers)
+    users = {r["metric"].get("user") for r in answers[produce[0]]}  # type: ignore[index]
+    assert {"alice", "carol"} <= users, users
+    # The scrape the panels read holds only the metrics the rules publish (request time
+    # only while a request quota applies somewhere: test_02c's).
+    names = {line.split("{")[0] for line in exported(live).splitlines()
+             if line.startswith("kafka_server_quota_")}  # fmt: skip
+    assert "kafka_server_quota_byte_rate" in names, names
+    assert names <= {"kafka_server_quota_byte_rate", "kafka_server_quota_request_time",
+                     "kafka_server_quota_throttle_time"}, names  # fmt: skip
+
+
 def test_07_too_many_series_refused_with_a_count(live: Live) -> None:
     since = time.time() - 600
     poll(lambda: len({(s.user, s.client_id, s.metric) for s in samples(live, since)}) > 2, "series")
