@@ -458,6 +458,24 @@ def _drifted(repo: Repo, kafka_configs_tool: KafkaConfigsTool, name: str) -> Non
     assert_eventually(lambda: repo.state()[repo.user(name)] == {"producer_byte_rate": 7.0})
 
 
+def test_drift_to_a_missing_publish_topic_names_the_command_that_makes_it(repo: Repo) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    topic = f"drift-typo-{repo.prefix}x"
+    repo.write([])
+    code, out, err = repo.kquota("drift", "--publish-topic", topic)
+    assert code == 1, out + err
+    assert (
+        f"error: cluster local: audit topic {topic!r} does not exist; create it with `kquota "
+        f"topics create --cluster local --audit-topic {topic}` (kquota never lets a topic be "
+        "auto-created, so a typo cannot become a new topic)\n"
+    ) in err, err
+    listed = AdminClient({"bootstrap.servers": repo.broker.bootstrap_servers}).list_topics(
+        timeout=10
+    )
+    assert topic not in listed.topics
+
+
 def test_drift_publishes_its_report_to_the_topic(
     repo: Repo, kafka_configs_tool: KafkaConfigsTool
 ) -> None:

@@ -28,3 +28,15 @@ def test_servers_given_on_the_command_line_are_given_again_quoted_for_a_shell() 
         "kquota topics create --bootstrap-server a:9092,b:9092 "
         "--command-config 'my client.properties' --audit-topic audit"
     )
+
+
+def test_a_cluster_found_by_its_servers_is_reached_by_them_again() -> None:
+    """Named by --bootstrap-server though kquota.yaml knows it (its policy applies, its
+    client properties do not): the command gives the same servers, not --cluster."""
+    from kquota.config.project import ClusterConfig
+
+    cluster = ClusterConfig.model_validate({"kafka": {"bootstrap.servers": "k:9092"}})
+    target = Target(
+        bootstrap_server="k:9092", cluster_name="prod", cluster=cluster, policy_only=True
+    )
+    assert create_command(target) == "kquota topics create --bootstrap-server k:9092"

@@ -241,23 +241,25 @@ def apply_lease(
     brokers: Sequence[str] = (),
     term: float = TERM,
     renew_every: float = RENEW_EVERY,
-    missing: Callable[[str], str] = lambda topic: missing_topic(topic, None, ""),
+    missing: Callable[[str], str] | None = None,
 ) -> ContextManager[HeldLease]:
     """apply_lease holds the cluster's apply lease for the block, waiting for it if needed,
     and renews it while the block runs. ``brokers`` are the cluster's brokers already learned
     (failover when the bootstrap address dies). A missing topic raises
-    :class:`LeaseTopicMissing` with ``missing(topic)`` before anything is written."""
-    return _apply_lease(producer_config, deadline, topic, brokers, term, renew_every, missing)
+    :class:`LeaseTopicMissing` with ``missing(topic)`` (default: :func:`missing_topic` of no
+    cluster) before anything is written."""
+    said = missing or (lambda name: missing_topic(name, None, ""))
+    return _apply_lease(producer_config, deadline, topic, brokers, term, renew_every, said)
 
 
 def missing_topic(topic: str, cluster: str | None, create: str) -> str:
     """missing_topic is the refusal of an apply whose cluster has no lease topic: which
     cluster, what is missing, the command that makes it (``create``), the way round it."""
     where = f"cluster {safe_text(cluster)}: " if cluster else ""
-    how = f"create it with `{create}`" if create else "create it with `kquota topics create`"
     return (
         f"{where}the apply lease topic {topic} does not exist, and apply never creates it; "
-        f"{how}, or run apply with --no-lease; nothing was written"
+        f"create it with `{create or 'kquota topics create'}`, or run apply with --no-lease; "
+        "nothing was written"
     )
 
 
@@ -425,7 +427,7 @@ def held_lease(
     client_properties: Mapping[str, str],
     enabled: bool,
     brokers: Sequence[str] = (),
-    missing: Callable[[str], str] = lambda topic: missing_topic(topic, None, ""),
+    missing: Callable[[str], str] | None = None,
 ) -> ContextManager[HeldLease | None]:
     """held_lease is apply's lease on the cluster of ``client_properties``, or nothing;
     ``missing`` words the refusal when the cluster has no lease topic."""

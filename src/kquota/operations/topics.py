@@ -98,7 +98,8 @@ def create_command(target: Target, audit_topic: str | None = None) -> str:
     if target.cluster_name and not target.policy_only:
         words += ["--cluster", target.cluster_name]
     else:
-        words += ["--bootstrap-server", target.label or "HOST:PORT"]
+        servers = target.bootstrap_server or target.properties.get("bootstrap.servers")
+        words += ["--bootstrap-server", servers or "HOST:PORT"]
         if target.command_config is not None:
             words += ["--command-config", str(target.command_config)]
     if audit_topic and audit_topic != target.audit_topic:
