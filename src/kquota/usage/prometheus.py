@@ -247,9 +247,12 @@ def _get(server: PrometheusServer, api: str, params: dict[str, str], bound: floa
     if server.authorization is not None:
         headers["Authorization"] = server.authorization
     try:
-        conn.request("GET", server.path + api + "?" + urlencode(params), headers=headers)
-        response = conn.getresponse()
-        body = _read_bounded(server, response, limit)
+        # A wait with a name: the deadline's message and the terminal's indicator say whom
+        # the command waits on (the URL without its credentials).
+        with deadline.waiting_on(f"Prometheus at {server.shown}"):
+            conn.request("GET", server.path + api + "?" + urlencode(params), headers=headers)
+            response = conn.getresponse()
+            body = _read_bounded(server, response, limit)
     except TimeoutError:
         raise _timed_out(server) from None
     except (OSError, http.client.HTTPException) as e:
