@@ -380,6 +380,8 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
 
     from kquota.devbroker.launcher import start_broker, stop_broker
+    from kquota.operations.topics import create_topics, lease_spec
+    from kquota.target import Target
 
     java_cmd = build_java()
     waited = 0.0 if args.no_wait else wait_until_idle(BUSY_PATTERN)
@@ -394,6 +396,8 @@ def main() -> None:
                 broker_dir, kafka_version=KAFKA_VERSION, fresh=True, die_with_parent=True
             )
             bootstrap = info.bootstrap_servers
+            # The lease topic, made once as an operator makes it: apply never creates it.
+            create_topics(Target(bootstrap_server=bootstrap), [lease_spec()], 120)
             fixed = startup(java_cmd, bootstrap, work)
             warm_up(bootstrap)
             probe = unchunked_probe(bootstrap, java_cmd, args.probe_size or sizes[0], work)

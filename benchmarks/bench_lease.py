@@ -93,11 +93,15 @@ def main() -> None:
     args = parser.parse_args()
 
     from kquota.devbroker.launcher import start_broker, stop_broker
+    from kquota.operations.topics import create_topics, lease_spec
+    from kquota.target import Target
 
     with tempfile.TemporaryDirectory(prefix="kquota-bench-") as tmp:
         work = Path(tmp)
         info = start_broker(work / "broker", fresh=True, die_with_parent=True)
         try:
+            # The lease topic, made once as an operator makes it: apply never creates it.
+            create_topics(Target(bootstrap_server=info.bootstrap_servers), [lease_spec()], 120)
             acquire, release, handover = _lease_times(info.bootstrap_servers, args.reps)
             applies = _apply_times(info.bootstrap_servers, work, max(3, args.reps // 4))
         finally:

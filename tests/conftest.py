@@ -27,6 +27,7 @@ from kquota.devbroker.jars import DEFAULT_KAFKA_VERSION, KafkaJars, MissingToolE
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.devbroker.tools import kafka_configs
 from kquota.fleet.spark import SparkEngine, SparkSettings
+from kquota_topics import with_lease_topic
 from spark_cluster import SparkCluster, standalone_cluster
 
 KAFKA_VERSION = os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
@@ -67,7 +68,7 @@ def _running(dir_: Path, **kwargs: object) -> Iterator[BrokerInfo]:
         **kwargs,  # type: ignore[arg-type]
     )
     try:
-        yield info
+        yield with_lease_topic(info)
     finally:
         stop_broker(dir_)
 
@@ -116,7 +117,7 @@ def three_node_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Thr
         zookeeper=ZOOKEEPER,
     )
     try:
-        yield ThreeNodes(cluster_dir, info, KAFKA_VERSION)
+        yield ThreeNodes(cluster_dir, with_lease_topic(info), KAFKA_VERSION)
     finally:
         stop_cluster(cluster_dir)
 

@@ -360,8 +360,9 @@ def test_check_refuses_a_missing_topic_and_never_creates_it(kafka_broker: Broker
         with pytest.raises(AuditError) as e:
             audit.check()
         assert str(e.value) == (
-            f"audit topic {topic!r} does not exist on the cluster; create it first (kquota "
-            "never lets a topic be auto-created, so a typo cannot become a new topic)"
+            f"audit topic {topic!r} does not exist on the cluster; create it first with "
+            "`kquota topics create` (kquota never lets a topic be auto-created, so a typo "
+            "cannot become a new topic)"
         )
         # Nor does a publish to it create it: it fails instead.
         with pytest.raises(AuditError, match="not confirmed"):

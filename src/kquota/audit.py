@@ -78,6 +78,20 @@ class AuditError(KquotaError):
     """AuditError: audit events could not be written, or not confirmed as written."""
 
 
+class AuditTopicMissing(AuditError):
+    """AuditTopicMissing: the audit topic does not exist (kquota never creates it by writing
+    to it); a caller that knows the cluster words the refusal with the command that makes it
+    (:func:`kquota.operations.topics.missing_audit_topic`)."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        super().__init__(
+            f"audit topic {topic!r} does not exist on the cluster; create it first with "
+            "`kquota topics create` (kquota never lets a topic be auto-created, so a typo "
+            "cannot become a new topic)"
+        )
+
+
 MAX_TOPIC_LENGTH = 249
 _TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -407,6 +421,9 @@ class AuditPublisher(ClosesOnExit):
             )
             description = futures[self.topic].result(timeout=self._timeout + _FLUSH_MARGIN)
         except KafkaException as e:
+            err = e.args[0] if e.args else None
+            if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise AuditTopicMissing(self.topic) from None
             raise AuditError(self._check_failure(e)) from None
         except TimeoutError:
             raise AuditError(
@@ -423,12 +440,6 @@ class AuditPublisher(ClosesOnExit):
     def _check_failure(self, e: KafkaException) -> str:
         err = e.args[0] if e.args else None
         code = err.code() if isinstance(err, KafkaError) else None
-        if code == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            return (
-                f"audit topic {self.topic!r} does not exist on the cluster; create it first "
-                "(kquota never lets a topic be auto-created, so a typo cannot become a new "
-                "topic)"
-            )
         if code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
             return (
                 f"audit topic {self.topic!r}: {self._principal()} is not allowed to describe "

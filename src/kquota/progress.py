@@ -35,6 +35,13 @@ class Phase:
     done: int = 0
     count: int | None = None
     ended: float | None = None
+    reads: bool = False
+    """reads: the phase reads the cluster before it can count anything done (verification
+    waits for whole describe answers, one per broker): its line shows what was read so far,
+    and a moving bar while nothing is counted yet."""
+    read: int = 0
+    """How many entities the describe answers of this phase brought so far (every round,
+    every broker): it moves with each answer while ``done`` waits for a whole round."""
 
     @property
     def seconds(self) -> float:
@@ -71,12 +78,14 @@ def reporting(reporter: Reporter) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def phase(name: str, total: int | None = None, unit: str = "entities") -> Iterator[Phase]:
+def phase(
+    name: str, total: int | None = None, unit: str = "entities", *, reads: bool = False
+) -> Iterator[Phase]:
     """phase marks a step of the work; the yielded :class:`Phase` takes ``count`` when the
     step learns it. A phase inside another (a describe inside verification) is counted into
-    the outer one and not shown on its own."""
+    the outer one and not shown on its own. ``reads``: see :attr:`Phase.reads`."""
     global _current
-    step = Phase(name, total, unit)
+    step = Phase(name, total, unit, reads=reads)
     reporter = _reporter
     if reporter is None or _current is not None:
         with timings.span(name):
@@ -100,6 +109,13 @@ def advance(n: int = 1) -> None:
     with _lock:
         if _current is not None:
             _current.done += n
+
+
+def read(n: int) -> None:
+    """read counts ``n`` entities one describe answer brought into the current phase."""
+    with _lock:
+        if _current is not None:
+            _current.read += n
 
 
 def current() -> Phase | None:

@@ -221,3 +221,50 @@ def test_since_without_usage_is_refused(repo: Path) -> None:
     code, out, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json", "--since", "1d")
     assert code == 1 and out == ""
     assert "--since needs --usage SOURCE" in err
+
+
+def test_a_prometheus_url_that_never_answers_is_bounded_by_timeout(repo: Path) -> None:
+    """A server that takes the connection and never answers (the kernel's backlog accepts
+    it): the plan ends at its --timeout, naming the server without its credentials."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        url = f"http://reader:pw-canary@127.0.0.1:{port}/prom"
+        began = time.monotonic()
+        code, out, err = run(*BASE[:-1], url, "--timeout", "2s")
+        took = time.monotonic() - began
+    assert code == 1, out + err
+    assert (
+        f"the --timeout 2s deadline ran out: it was waiting for Prometheus at "
+        f"http://127.0.0.1:{port}/prom for "
+    ) in err, err
+    assert "pw-canary" not in out + err and "reader" not in out + err
+    assert took < 60, took  # bounded: the deadline, not the OS's TCP timeout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--usage", "ftp://reader:pw-canary@host/x"),
+         "--usage ftp://host/x: give an http:// or https:// URL with a host"),
+        (("--usage", "http://h:9090/?q=1"), "--usage http://h:9090/: the URL must have no ?query"),
+        (("--usage", "http://h:9090", "--prometheus-token-env", "KQ_UNSET_TOKEN"),
+         "$KQ_UNSET_TOKEN is not set or empty; it must hold a bearer token for Prometheus"),
+        (("--usage", "usage.jsonl", "--prometheus-token-env", "KQ_UNSET_TOKEN"),
+         "--prometheus-token-env and --prometheus-basic-auth-env need --usage URL (a "
+         "Prometheus server), not a samples file"),
+        (("--prometheus-basic-auth-env", "KQ_AUTH"),
+         "--prometheus-token-env and --prometheus-basic-auth-env need --usage URL"),
+    ],
+)  # fmt: skip
+def test_a_bad_prometheus_source_is_refused_before_anything_is_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], message: str
+) -> None:
+    monkeypatch.delenv("KQ_UNSET_TOKEN", raising=False)
+    code, out, err = run("plan", "--cluster", "c1", "--snapshot", "snap.json", *args)
+    assert code == 1, out + err
+    assert message in err, err
+    assert "pw-canary" not in out + err and "Traceback" not in err

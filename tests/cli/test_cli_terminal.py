@@ -359,3 +359,92 @@ def test_verbose_shows_kquotas_log_lines_such_as_retries(
     finally:
         console.configure(0, False, False)
         logging.getLogger("kquota").setLevel(logging.NOTSET)
+
+
+def test_the_verify_line_moves_before_anything_is_counted() -> None:
+    """Verification counts an entity only once every broker's answer shows it: until then
+    its bar is a block going to and fro, beside the entities the answers brought so far."""
+    step = progress.Phase("verify", total=30, unit="entities", reads=True)
+    frames = [waiting.phase_line(step, n) for n in range(40)]
+    assert frames[0].startswith("verify [====................] 0/30 entities, 0 read ")
+    assert frames[16].startswith("verify [................====] 0/30 entities, 0 read ")
+    assert frames[17].startswith("verify [...............====.] 0/30 ")  # and back
+    assert len({f.split("]")[0] for f in frames}) == 17
+    step.read, step.done = 60, 15
+    assert waiting.phase_line(step, 5).startswith("verify [##########..........] 15/30 entities, ")
+    assert ", 60 read " in waiting.phase_line(step, 5)
+
+
+@pytest.mark.integration
+def test_the_verify_bar_moves_on_a_terminal_while_the_brokers_are_read(
+    kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply's verification on a pseudo-terminal, the status line read back as drawn:
+    before the first describe answer the bar moves (at least two places) with 0 read, and
+    each answer's entities show up in the line. Each describe answer waits, bounded, until
+    the drawing thread has shown the line as it stands: no timing is assumed."""
+    import re
+    import threading
+    import time
+
+    from kquota.apply import applier
+    from kquota.kafka.admin import WireAdmin
+    from kquota.model import Entity
+    from kquota.plan.planner import plan as make_plan
+    from kquota.policy import Policy
+
+    master, slave = os.openpty()
+    drawn: list[bytes] = []
+
+    def pump() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            drawn.append(chunk)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+
+    def screen() -> str:
+        return b"".join(drawn).decode(errors="replace")
+
+    def shown(pattern: str, at_least: int = 1) -> None:
+        end = time.monotonic() + 60
+        while len(set(re.findall(pattern, screen()))) < at_least:
+            assert time.monotonic() < end, (pattern, screen()[-2000:])
+            time.sleep(0.05)
+
+    real_read = progress.read
+
+    def read(n: int) -> None:
+        step = progress.current()
+        if step is not None and step.name == "verify":
+            if step.read == 0:  # the first answer: the bar has moved while nothing was read
+                shown(r"verify \[(\.*====\.*)\] 0/\d+ entities, 0 read", at_least=2)
+            real_read(n)
+            shown(rf"verify \[[^\]]*\] \d+/\d+ entities, ({step.read}) read")
+        else:
+            real_read(n)
+
+    monkeypatch.setattr(progress, "read", read)
+    n = applier.EXACT_READ_MAX + 10  # a probe, then a describe-all
+    desired = {
+        Entity.of({"user": f"vbar-{os.getpid()}-{i}"}): {"producer_byte_rate": 2e3 + i}
+        for i in range(n)
+    }
+    with open(slave, "w", encoding="utf-8", closefd=False) as stream:
+        assert stream.isatty()
+        with WireAdmin(kafka_broker.bootstrap_servers) as admin, waiting.waiting_indicator(stream):
+            report = applier.apply_plan(admin, make_plan(desired, {}, Policy()), poll_interval=0.05)
+    os.close(slave)
+    reader.join(10)
+    os.close(master)
+    assert report.ok and len(report.committed) == n
+    reads = [
+        int(r) for r in re.findall(r"verify \[[^\]]*\] \d+/\d+ entities, (\d+) read", screen())
+    ]
+    assert reads[0] == 0 and max(reads) >= n + 1, sorted(set(reads))  # probe + describe-all

@@ -35,7 +35,7 @@ def test_creates_the_audit_topic_with_a_trails_settings(
         f"topic {topic} (the audit trail): created: 1 partition, replication factor 1, "
         f"cleanup.policy=delete, min.insync.replicas=1, retention.ms={RETENTION_MS}"
     )
-    # The lease topic too (another test's apply may have made it already: either is right).
+    # The lease topic too (the session broker has it from the start: reported as it is).
     assert lines[1].startswith("topic _kquota_apply_lease (the apply lease): ")
     said = _overrides(kafka_broker, topic)
     for setting in ("cleanup.policy=delete", f"retention.ms={RETENTION_MS}",

@@ -28,6 +28,7 @@ from kquota.apply.lease_log import LeaseLog
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.kafka.admin import WireAdmin
 from kquota.kafka.librdkafka import producer_config
+from kquota_topics import with_lease_topic
 from terminal import on_terminal
 
 pytestmark = pytest.mark.integration
@@ -55,7 +56,7 @@ HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
 @pytest.fixture(scope="module")
 def hung_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInfo]:
     broker_dir = tmp_path_factory.mktemp("hung-broker")
-    info = start_broker(broker_dir, die_with_parent=True)
+    info = with_lease_topic(start_broker(broker_dir, die_with_parent=True))
     _wait_until_writable(info)
     try:
         yield info

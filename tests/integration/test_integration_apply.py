@@ -379,9 +379,9 @@ def test_apply_to_a_missing_audit_topic_commits_nothing_and_creates_no_topic(rep
     code, out, err = repo.kquota("apply", "--auto-approve", "--audit-topic", topic)
     assert code == 1
     assert err == (
-        f"error: audit topic {topic!r} does not exist on the cluster; create it first (kquota "
-        "never lets a topic be auto-created, so a typo cannot become a new topic); nothing was "
-        "committed\n"
+        f"error: cluster local: audit topic {topic!r} does not exist; create it with `kquota "
+        f"topics create --cluster local --audit-topic {topic}` (kquota never lets a topic be "
+        "auto-created, so a typo cannot become a new topic); nothing was committed\n"
     )
     assert "committed" not in out and "Traceback" not in err
     assert repo.state() == {}
@@ -389,6 +389,51 @@ def test_apply_to_a_missing_audit_topic_commits_nothing_and_creates_no_topic(rep
         timeout=10
     )
     assert topic not in topics.topics
+
+
+def _lease_topic_gone(broker: BrokerInfo) -> None:
+    """_lease_topic_gone deletes the session broker's lease topic and waits, bounded, until
+    its metadata no longer lists it."""
+    from confluent_kafka.admin import AdminClient
+
+    from kquota.apply.lease import LEASE_TOPIC
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin.delete_topics([LEASE_TOPIC], request_timeout=30)[LEASE_TOPIC].result(60)
+    assert_eventually(lambda: LEASE_TOPIC not in admin.list_topics(timeout=10).topics, 60)
+
+
+def test_apply_without_the_lease_topic_writes_nothing_and_names_the_command_that_makes_it(
+    repo: Repo,
+) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    from kquota_topics import with_lease_topic
+
+    p = repo.prefix
+    repo.write([f"{{match: {{user: {p}lt}}, set: {{producer_byte_rate: 64}}}}"])
+    _lease_topic_gone(repo.broker)
+    try:
+        code, out, err = repo.kquota("apply", "--auto-approve")
+        assert code == 1, out + err
+        assert err == (
+            "error: cluster local: the apply lease topic _kquota_apply_lease does not exist, "
+            "and apply never creates it; create it with `kquota topics create --cluster "
+            "local`, or run apply with --no-lease; nothing was written\n"
+        )
+        assert "committed" not in out
+        assert repo.state() == {}
+        admin = AdminClient({"bootstrap.servers": repo.broker.bootstrap_servers})
+        assert "_kquota_apply_lease" not in admin.list_topics(timeout=10).topics
+        # The command the message names makes it; then the same apply goes through.
+        code, out, err = repo.kquota("topics", "create", "--cluster", "local")
+        assert code == 0, out + err
+        assert out.startswith("topic _kquota_apply_lease (the apply lease): created: ")
+        code, out, err = repo.kquota("apply", "--auto-approve")
+        assert code == 0, out + err
+        assert repo.state() == {repo.user("lt"): {"producer_byte_rate": 64.0}}
+    finally:
+        with_lease_topic(repo.broker)  # the rest of the session's applies take the lease
 
 
 @pytest.mark.parametrize("topic", ["audit log", "..", "x" * 250])
@@ -411,6 +456,24 @@ def _drifted(repo: Repo, kafka_configs_tool: KafkaConfigsTool, name: str) -> Non
         "--alter", "--add-config", "producer_byte_rate=7", "--user", repo.prefix + name
     )
     assert_eventually(lambda: repo.state()[repo.user(name)] == {"producer_byte_rate": 7.0})
+
+
+def test_drift_to_a_missing_publish_topic_names_the_command_that_makes_it(repo: Repo) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    topic = f"drift-typo-{repo.prefix}x"
+    repo.write([])
+    code, out, err = repo.kquota("drift", "--publish-topic", topic)
+    assert code == 1, out + err
+    assert (
+        f"error: cluster local: audit topic {topic!r} does not exist; create it with `kquota "
+        f"topics create --cluster local --audit-topic {topic}` (kquota never lets a topic be "
+        "auto-created, so a typo cannot become a new topic)\n"
+    ) in err, err
+    listed = AdminClient({"bootstrap.servers": repo.broker.bootstrap_servers}).list_topics(
+        timeout=10
+    )
+    assert topic not in listed.topics
 
 
 def test_drift_publishes_its_report_to_the_topic(

@@ -24,6 +24,7 @@ from conftest import KAFKA_VERSION, KafkaConfigsTool
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
+from kquota_topics import with_lease_topic
 from polling import assert_eventually
 from rollout_kit import (
     Cluster,
@@ -46,7 +47,7 @@ def second_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerIn
     broker_dir = tmp_path_factory.mktemp("kafka-second")
     info = start_broker(broker_dir, kafka_version=KAFKA_VERSION, die_with_parent=True, heap="512m")
     try:
-        yield info
+        yield with_lease_topic(info)
     finally:
         stop_broker(broker_dir)
 

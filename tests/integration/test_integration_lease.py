@@ -28,7 +28,6 @@ from kquota.apply.lease import (
     LEASE_TOPIC,
     RENEW_EVERY,
     TERM,
-    TOPIC_CONFIG,
     HeldLease,
     LeaseLost,
     apply_lease,
@@ -194,9 +193,8 @@ def test_a_killed_holders_claim_lapses_within_one_term_and_a_waiter_says_how_to_
 def _claim_as(broker: BrokerInfo, claim: str, **info: object) -> None:
     """_claim_as writes a claim record as another apply would (``info``: its user, host and
     pid), for a holder this test cannot be: an apply on another machine."""
-    log = LeaseLog(_config(broker), LEASE_TOPIC)
+    log = LeaseLog(_config(broker), LEASE_TOPIC)  # the session broker has the topic
     try:
-        log.ensure_topic(60, TOPIC_CONFIG)
         # Long enough that it cannot lapse while the test runs; the test frees it.
         value = {"ttl_ms": 600_000, **info}
         log.append(claim, json.dumps(value).encode(), 60)
@@ -275,11 +273,6 @@ def _forge(broker: BrokerInfo, records: list[tuple[bytes, bytes | None]]) -> Non
     """_forge appends records to the lease topic as anyone with Write on it could."""
     from confluent_kafka import Producer
 
-    log = LeaseLog(_config(broker), LEASE_TOPIC)
-    try:
-        log.ensure_topic(60, TOPIC_CONFIG)
-    finally:
-        log.close()
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
     for key, value in records:
         producer.produce(LEASE_TOPIC, key=key, value=value, partition=0)
@@ -355,3 +348,22 @@ def test_a_forged_holders_escapes_and_lines_are_shown_escaped_and_it_can_be_rele
     assert code == 0, out + err
     assert out == f"released the apply lease held by {shown} (claim forged-escapes)\n"
     assert _status(broker, capsys).startswith("apply lease on topic _kquota_apply_lease: free")
+
+
+def test_a_missing_lease_topic_is_refused_and_never_created(kafka_broker: BrokerInfo) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    from kquota.apply.lease import LeaseTopicMissing
+
+    topic = f"kquota-lease-typo-{secrets.token_hex(4)}"
+    with deadline.bounded(120, "test") as limit, pytest.raises(LeaseTopicMissing) as e:
+        held = apply_lease(_config(kafka_broker), limit, topic=topic)
+        held.__enter__()  # the refusal is raised on taking the lease, before any write
+    assert str(e.value) == (
+        f"the apply lease topic {topic} does not exist, and apply never creates it; create it "
+        "with `kquota topics create`, or run apply with --no-lease; nothing was written"
+    )
+    listed = AdminClient({"bootstrap.servers": kafka_broker.bootstrap_servers}).list_topics(
+        timeout=10
+    )
+    assert topic not in listed.topics

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import KAFKA_VERSION
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
+from kquota_topics import with_lease_topic
 from rollout_kit import Project, project, user_quota
 
 pytestmark = pytest.mark.integration
@@ -27,7 +28,7 @@ def empty_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerInf
     broker_dir = tmp_path_factory.mktemp("kafka-policy")
     info = start_broker(broker_dir, kafka_version=KAFKA_VERSION, die_with_parent=True, heap="512m")
     try:
-        yield info
+        yield with_lease_topic(info)
     finally:
         stop_broker(broker_dir)
 

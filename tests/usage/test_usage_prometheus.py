@@ -355,6 +355,83 @@ def test_06c_kquota_usage_prometheus_errors(live: Live, capsys: pytest.CaptureFi
     assert code != 0 and "$KQ_NOPE_TOKEN is not set or empty" in err
 
 
+def test_06d_plan_replays_usage_read_from_prometheus(
+    live: Live,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`kquota plan --usage URL`: test_06's principals, read from the live server (with
+    credentials in the URL that no output shows), replayed against a plan that lowers alice
+    far below the 40,000 B/s she sent: she would have been throttled."""
+    import json
+
+    from cli_runner import run_kquota
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotas").mkdir()
+    (tmp_path / "quotas" / "q.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\n"
+        "quotas: [{match: {user: alice}, set: {producer_byte_rate: 1000}}]\n"
+    )
+    url = live.prometheus.url.replace("http://", "http://reader:pw-canary@")
+    argv = ["plan", "--usage", url, "--since", "10m", "--bootstrap-server",
+            live.broker.bootstrap_servers]  # fmt: skip
+    code, out, err = run_kquota([*argv, "--format", "json"], capsys)
+    assert code == 0, err
+    assert "pw-canary" not in out + err and "reader" not in out + err
+    replay = json.loads(out)["throttle_replay"]
+    (alice,) = [p for p in replay["principals"] if p["principal"] == {"user": "alice"}]
+    assert alice["throttled_after"]["throttled_fraction"] > 0, alice
+    code, out, err = run_kquota([*argv, "--out", "plan.json"], capsys)
+    assert code == 0, err
+    assert f"Throttle replay of {live.prometheus.url} (samples " in out
+    saved = (tmp_path / "plan.json").read_text()
+    assert "pw-canary" not in out + err + saved and live.prometheus.url in saved
+    # Unreachable: named without the credentials.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv[2] = f"http://reader:pw-canary@127.0.0.1:{port}"
+    code, out, err = run_kquota(argv, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert f"cannot reach Prometheus at http://127.0.0.1:{port}: Connection refused" in err
+    assert "pw-canary" not in out + err
+
+
+def test_06e_the_usage_dashboard_reads_the_live_series(live: Live) -> None:
+    """examples/grafana/kquota-usage.json on the real thing: every query, its variables
+    filled in as Grafana would, runs on this Prometheus (2.42) scraping this broker's
+    exporter, and the rate panels show test_06's principals."""
+    import re
+
+    from grafana_dashboards import dashboard, expressions
+
+    filled = {"$cluster": "dev", "$user": ".*", "$__range": "10m"}
+    answers: dict[str, list[object]] = {}
+    for expr in expressions(dashboard("kquota-usage.json")):
+        for name, value in filled.items():
+            expr = expr.replace(name, value)
+        variable = re.fullmatch(r"label_values\((\w+), (\w+)\)", expr)
+        if variable is not None:  # Grafana's, not PromQL: the label must be on the series
+            series = live.prometheus.query(variable[1])
+            assert any(variable[2] in s["metric"] for s in series), expr
+            continue
+        assert "$" not in expr, expr
+        answers[expr] = live.prometheus.query(expr)  # asserts Prometheus took it
+    produce = [e for e in answers if e.startswith("max by (user, client_id)") and "Produce" in e]
+    assert len(produce) == 1, list(answers)
+    users = {r["metric"].get("user") for r in answers[produce[0]]}  # type: ignore[index]
+    assert {"alice", "carol"} <= users, users
+    # The scrape the panels read holds only the metrics the rules publish (request time
+    # only while a request quota applies somewhere: test_02c's).
+    names = {line.split("{")[0] for line in exported(live).splitlines()
+             if line.startswith("kafka_server_quota_")}  # fmt: skip
+    assert "kafka_server_quota_byte_rate" in names, names
+    assert names <= {"kafka_server_quota_byte_rate", "kafka_server_quota_request_time",
+                     "kafka_server_quota_throttle_time"}, names  # fmt: skip
+
+
 def test_07_too_many_series_refused_with_a_count(live: Live) -> None:
     since = time.time() - 600
     poll(lambda: len({(s.user, s.client_id, s.metric) for s in samples(live, since)}) > 2, "series")

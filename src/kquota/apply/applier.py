@@ -198,7 +198,7 @@ def apply_plan(
         try:
             with (
                 bounded(verify_timeout, f"verification ({verify_timeout:g} s)"),
-                progress.phase("verify", total=len(report.committed)),
+                progress.phase("verify", total=len(report.committed), reads=True),
             ):
                 _verify(admin, report, report.committed, poll_interval)
         except connection_errors as e:

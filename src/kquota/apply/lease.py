@@ -19,9 +19,11 @@ stops before its next batch (:meth:`HeldLease.check`).
 The topic uses time retention, never compaction: compaction drops records out of order,
 which would change the replayed winner for late readers.
 
-Needs: Read, Write and Describe on the topic, and Create (once) if it does not exist.
-``--no-lease`` skips it (a principal without those ACLs; nothing then stops a concurrent
-apply, and verification reports what another writer changed).
+Needs: Read, Write and Describe on the topic, which must exist: apply never creates it (an
+operator does, once, with ``kquota topics create``; a missing topic is refused before any
+write, naming that command). ``--no-lease`` skips it (a principal without those ACLs;
+nothing then stops a concurrent apply, and verification reports what another writer
+changed).
 """
 
 from __future__ import annotations
@@ -41,7 +43,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kquota import timings
-from kquota.apply.lease_log import LeaseError, LeaseLog, LeaseRecord, LeaseTimeout
+from kquota.apply.lease_log import (
+    LeaseError,
+    LeaseLog,
+    LeaseRecord,
+    LeaseTimeout,
+    LeaseTopicMissing,
+)
 from kquota.apply.outcome import LEASE_LOST
 from kquota.deadline import Deadline, DeadlineExceeded, current, waiting_on
 from kquota.display import safe_text
@@ -54,6 +62,7 @@ __all__ = [
     "LeaseError",
     "LeaseLost",
     "LeaseRecord",
+    "LeaseTopicMissing",
     "apply_lease",
     "held_lease",
     "holder_after",
@@ -232,11 +241,26 @@ def apply_lease(
     brokers: Sequence[str] = (),
     term: float = TERM,
     renew_every: float = RENEW_EVERY,
+    missing: Callable[[str], str] | None = None,
 ) -> ContextManager[HeldLease]:
     """apply_lease holds the cluster's apply lease for the block, waiting for it if needed,
     and renews it while the block runs. ``brokers`` are the cluster's brokers already learned
-    (failover when the bootstrap address dies)."""
-    return _apply_lease(producer_config, deadline, topic, brokers, term, renew_every)
+    (failover when the bootstrap address dies). A missing topic raises
+    :class:`LeaseTopicMissing` with ``missing(topic)`` (default: :func:`missing_topic` of no
+    cluster) before anything is written."""
+    said = missing or (lambda name: missing_topic(name, None, ""))
+    return _apply_lease(producer_config, deadline, topic, brokers, term, renew_every, said)
+
+
+def missing_topic(topic: str, cluster: str | None, create: str) -> str:
+    """missing_topic is the refusal of an apply whose cluster has no lease topic: which
+    cluster, what is missing, the command that makes it (``create``), the way round it."""
+    where = f"cluster {safe_text(cluster)}: " if cluster else ""
+    return (
+        f"{where}the apply lease topic {topic} does not exist, and apply never creates it; "
+        f"create it with `{create or 'kquota topics create'}`, or run apply with --no-lease; "
+        "nothing was written"
+    )
 
 
 @contextmanager
@@ -247,6 +271,7 @@ def _apply_lease(
     brokers: Sequence[str],
     term: float,
     renew_every: float,
+    missing: Callable[[str], str],
 ) -> Iterator[HeldLease]:
     began, used = time.time(), timings.cpu()
     log = LeaseLog(_deadline_bound(producer_config, deadline), topic, brokers)
@@ -260,7 +285,7 @@ def _apply_lease(
             _bounded(
                 deadline,
                 f"the metadata of the lease topic {topic}",
-                lambda t: log.ensure_topic(t, TOPIC_CONFIG),
+                lambda t: log.require_topic(t, missing),
             )
             claimed = True  # from here a claim may be on the log: release it whatever happens
             held = _acquire(log, owner, int(term * 1000), deadline, term, renew_every)
@@ -399,13 +424,17 @@ def _bounded(deadline: Deadline, what: str, step: Callable[[float], Any]) -> Any
 
 
 def held_lease(
-    client_properties: Mapping[str, str], enabled: bool, brokers: Sequence[str] = ()
+    client_properties: Mapping[str, str],
+    enabled: bool,
+    brokers: Sequence[str] = (),
+    missing: Callable[[str], str] | None = None,
 ) -> ContextManager[HeldLease | None]:
-    """held_lease is apply's lease on the cluster of ``client_properties``, or nothing."""
+    """held_lease is apply's lease on the cluster of ``client_properties``, or nothing;
+    ``missing`` words the refusal when the cluster has no lease topic."""
     limit = current()
     if not enabled or limit is None:
         return nullcontext()
-    return apply_lease(lease_config(client_properties), limit, brokers=brokers)
+    return apply_lease(lease_config(client_properties), limit, brokers=brokers, missing=missing)
 
 
 def lease_config(client_properties: Mapping[str, str]) -> dict[str, str]:

@@ -46,6 +46,10 @@ class LeaseError(KquotaError):
     """LeaseError: the apply lease could not be taken or read; nothing was written."""
 
 
+class LeaseTopicMissing(LeaseError):
+    """LeaseTopicMissing: the lease topic does not exist; apply writes nothing without it."""
+
+
 class LeaseTimeout(LeaseError):
     """LeaseTimeout: a lease step got no answer within its bound (a hung or lost broker)."""
 
@@ -93,8 +97,8 @@ def _refusal(what: str, err: Any, topic: str) -> str:
     # A fatal producer error here is almost always a refused producer id: no rights.
     if "AUTHORIZATION_FAILED" in name or name == "_FATAL":
         message += (
-            f"; the apply lease needs Read, Write and Describe on topic {topic} (and "
-            "Create unless it exists, see docs/apply-safety.md), or run apply with --no-lease"
+            f"; the apply lease needs Read, Write and Describe on topic {topic} (see "
+            "docs/apply-safety.md), or run apply with --no-lease"
         )
     return message
 
@@ -155,32 +159,13 @@ class LeaseLog:
         )
         return self.topic in metadata.topics, len(metadata.brokers)
 
-    def ensure_topic(self, timeout: float, config: Mapping[str, str]) -> None:
-        from confluent_kafka import KafkaError, KafkaException
-        from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]
-
-        end = time.monotonic() + timeout
-        exists, brokers = self.topic_exists(timeout)
-        if exists:
-            return
-        # Replicated like Kafka's own internal topics (up to three copies): with the broker's
-        # default of one, the lease dies with the node that holds it and no apply can run.
-        replicas = max(1, min(3, brokers))
-        future = self._admin_client().create_topics(
-            [NewTopic(self.topic, 1, replicas, config=dict(config))],
-            request_timeout=max(0.1, end - time.monotonic()),
-        )[self.topic]
-        try:
-            _sliced(
-                lambda t: future.result(t),
-                end - time.monotonic(),
-                retry_on=(TimeoutError,),
-                what=f"the creation of topic {self.topic}",
-            )
-        except KafkaException as e:
-            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                what = f"cannot create the lease topic {self.topic}"
-                raise LeaseError(_refusal(what, e.args[0], self.topic)) from None
+    def require_topic(self, timeout: float, missing: Callable[[str], str]) -> None:
+        """require_topic: the lease topic exists, or :class:`LeaseTopicMissing` with
+        ``missing(topic)`` as its message. kquota never makes it here: a topic is made on
+        request only (``kquota topics create``), so a typo'd cluster cannot grow one."""
+        exists, _ = self.topic_exists(timeout)
+        if not exists:
+            raise LeaseTopicMissing(missing(self.topic))
 
     def end_offset(self, timeout: float) -> int:
         """end_offset is the offset the next record will get (0 for an empty partition)."""

@@ -69,6 +69,8 @@ class PlanFlags:
     capacity: bool | None
     allow_oversubscription: bool
     usage: str | None
+    prometheus_token_env: str | None
+    prometheus_basic_auth_env: str | None
     since: str | None
     allow_throttling: bool
     wanted: ImpactArgs
@@ -117,7 +119,18 @@ class PlanFlags:
     "--usage",
     "usage",
     metavar="SOURCE",
-    help="Replay observed usage (samples file) against the plan: who would be throttled.",
+    help="Replay observed usage (a samples file or folder, or a Prometheus server's "
+    "http(s) URL) against the plan: who would be throttled.",
+)
+@click.option(
+    "--prometheus-token-env",
+    metavar="NAME",
+    help="With --usage URL: the environment variable holding a bearer token for Prometheus.",
+)
+@click.option(
+    "--prometheus-basic-auth-env",
+    metavar="NAME",
+    help="With --usage URL: the environment variable holding user:password for Prometheus.",
 )
 @click.option(
     "--since",
@@ -147,6 +160,8 @@ def command(
     capacity: bool | None,
     allow_oversubscription: bool,
     usage: str | None,
+    prometheus_token_env: str | None,
+    prometheus_basic_auth_env: str | None,
     since: str | None,
     allow_throttling: bool,
     wanted: ImpactArgs,
@@ -155,8 +170,8 @@ def command(
     """Show what would change to make the cluster match the desired state in PATHS."""
     flags = PlanFlags(
         paths, where, prune, allow_mass_removal, out, fmt, force, detailed_exitcode,
-        principals, capacity, allow_oversubscription, usage, since, allow_throttling,
-        wanted, guard,
+        principals, capacity, allow_oversubscription, usage, prometheus_token_env,
+        prometheus_basic_auth_env, since, allow_throttling, wanted, guard,
     )  # fmt: skip
     _plan(flags)
 
@@ -187,6 +202,11 @@ def _request(flags: PlanFlags) -> PlanRequest:
     """
     if flags.since is not None and flags.usage is None:
         raise UsageError("--since needs --usage SOURCE: it says how far back the samples go")
+    if (flags.prometheus_token_env or flags.prometheus_basic_auth_env) and flags.usage is None:
+        raise UsageError(
+            "--prometheus-token-env and --prometheus-basic-auth-env need --usage URL (a "
+            "Prometheus server)"
+        )
     named = [parse_principal(p, "--principal") for p in flags.principals]
     protect = flags.guard.matches()
     target = flags.where.resolve()
@@ -198,11 +218,18 @@ def _request(flags: PlanFlags) -> PlanRequest:
     desired = load_desired_quotas(desired_paths)  # local files before the network
     listed = flags.wanted.listed()
     samples = None
-    if flags.usage is not None:  # a local file is read before the network, as desired state
-        from kquota.usage.source import samples_from
+    shown = None
+    if flags.usage is not None:  # a local file is read before the cluster, as desired state
+        from kquota.usage.source import samples_from, shown_source
 
-        since = flags.since or USAGE_SINCE
-        samples = samples_from(flags.usage, since, target.cluster_name)
+        shown = shown_source(flags.usage)  # a URL without its credentials, in the plan
+        samples = samples_from(
+            flags.usage,
+            flags.since or USAGE_SINCE,
+            target.cluster_name,
+            token_env=flags.prometheus_token_env,
+            basic_auth_env=flags.prometheus_basic_auth_env,
+        )
     return PlanRequest(
         target,
         desired,
@@ -214,7 +241,7 @@ def _request(flags: PlanFlags) -> PlanRequest:
             flags.allow_oversubscription,
             flags.allow_throttling,
         ),
-        PlanOptions(named, flags.wanted.live, listed, flags.capacity, samples, flags.usage),
+        PlanOptions(named, flags.wanted.live, listed, flags.capacity, samples, shown),
     )
 
 

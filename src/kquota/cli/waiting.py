@@ -35,6 +35,7 @@ _TICK = 0.2
 _FRAMES = "|/-\\"
 _CLEAR = "\r\x1b[2K"
 _BAR = 20
+_BLOCK = 4
 
 
 def indicator_line(frame: int, what: str, waited: float, remaining: float | None) -> str:
@@ -45,14 +46,30 @@ def indicator_line(frame: int, what: str, waited: float, remaining: float | None
     return line
 
 
-def phase_line(step: progress.Phase) -> str:
-    """phase_line is the live part for a phase: its name, a bar when its size is known."""
+def phase_line(step: progress.Phase, frame: int = 0) -> str:
+    """phase_line is the live part for a phase: its name, a bar when its size is known. A
+    phase that reads before it counts (verification) shows the entities its describe answers
+    brought so far, and while nothing is counted its bar is a block moving with ``frame``:
+    it is working, not stuck."""
+    read = f", {step.read} read" if step.reads else ""
     if step.total:
         done = min(step.done, step.total)
-        filled = done * _BAR // step.total
-        bar = "#" * filled + "." * (_BAR - filled)
-        return f"{step.name} [{bar}] {done}/{step.total} {step.unit} {step.seconds:.1f} s"
-    return f"{step.name}... {step.seconds:.1f} s"
+        if step.reads and done == 0:
+            bar = _moving(frame)
+        else:
+            filled = done * _BAR // step.total
+            bar = "#" * filled + "." * (_BAR - filled)
+        counted = f"{done}/{step.total} {step.unit}{read}"
+        return f"{step.name} [{bar}] {counted} {step.seconds:.1f} s"
+    return f"{step.name}...{read.lstrip(',')} {step.seconds:.1f} s"
+
+
+def _moving(frame: int) -> str:
+    """_moving is an indeterminate bar: a block of :data:`_BLOCK` going to and fro."""
+    span = _BAR - _BLOCK
+    at = frame % (2 * span)
+    at = at if at <= span else 2 * span - at
+    return "." * at + "=" * _BLOCK + "." * (span - at)
 
 
 class _Line:
@@ -91,7 +108,7 @@ class _Line:
         wait = deadline.longest_wait()
         parts = []
         if step is not None:
-            parts.append(phase_line(step))
+            parts.append(phase_line(step, n))
         if wait is not None and wait[1] >= SHOW_AFTER:
             limit = deadline.current()
             remaining = limit.remaining() if limit is not None else None

@@ -390,6 +390,7 @@ class AsyncWireAdmin:
             )
             code = answer.error_code
             if code == 0:
+                progress.read(len(answer.state))  # per answer: verification's line moves
                 return answer.state
             if not is_retriable(code) or attempt >= self._config.retries:
                 message = self._authorization(code, answer.error_message, DESCRIBE_CLIENT_QUOTAS)
@@ -595,6 +596,7 @@ async def _describe_on(conn: BrokerConnection, address: str, request: dict[str, 
     )
     if answer.error_code:
         raise error_for(answer.error_code, answer.error_message, context=address)
+    progress.read(len(answer.state))
     return answer.state
 
 

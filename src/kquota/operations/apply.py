@@ -62,12 +62,18 @@ class AuditOutcome:
     message: str
 
 
-def check_audit_topic(publisher: AuditPublisher) -> None:
-    """check_audit_topic: the topic exists and is writable, or nothing is committed."""
-    from kquota.audit import AuditError
+def check_audit_topic(publisher: AuditPublisher, target: Target | None = None) -> None:
+    """check_audit_topic: the topic exists and is writable, or nothing is committed (a
+    missing one named with the command that makes it on ``target``'s cluster)."""
+    from kquota.audit import AuditError, AuditTopicMissing
 
     try:
         publisher.check()
+    except AuditTopicMissing as e:
+        from kquota.operations.topics import missing_audit_topic
+
+        said = str(e) if target is None else missing_audit_topic(target, e.topic)
+        raise AuditError(f"{said}; nothing was committed") from None
     except AuditError as e:
         raise AuditError(f"{e}; nothing was committed") from None
 
@@ -394,6 +400,7 @@ def _commit(
     from kquota.apply.staleness import check_not_stale
     from kquota.model import Origin
     from kquota.operations.plan import PlanInputs, PlanRequest, plan_against
+    from kquota.operations.topics import missing_lease_topic
     from kquota.progress import phase
 
     target, run = request.target, request.run
@@ -403,7 +410,8 @@ def _commit(
             cluster_id = admin.cluster_id()  # the cluster answers before the lease is sought
             step.count = len(admin.brokers)
         # Every broker learned so far: the lease's own clients fail over if the bootstrap dies.
-        lease_held = held.enter_context(held_lease(dict(props), run.lease, admin.brokers))
+        missing = missing_lease_topic(target, run.audit_topic)
+        lease_held = held.enter_context(held_lease(dict(props), run.lease, admin.brokers, missing))
         with phase("describe") as step:
             current = admin.describe_all()
             step.count = len(current)
@@ -462,7 +470,7 @@ def _commit(
         refuse_observed(target, policy, plan)  # issue 23: an observed scope is never written
         refuse(plan, run.overrides)
         if publisher is not None:
-            check_audit_topic(publisher)
+            check_audit_topic(publisher, target)
         view.confirm(plan)
         report = apply_plan(
             writer,

@@ -57,7 +57,14 @@ def check_drift(
 
 def publish_drift(topic: str, report: DriftReport, target: Target) -> None:
     """publish_drift sends a cluster's report to ``topic`` on that same cluster."""
-    from kquota.audit import AuditPublisher, DriftEvent, actor, git_commit
+    from kquota.audit import (
+        AuditError,
+        AuditPublisher,
+        AuditTopicMissing,
+        DriftEvent,
+        actor,
+        git_commit,
+    )
 
     event = DriftEvent(
         cluster=report.cluster or "",
@@ -66,5 +73,10 @@ def publish_drift(topic: str, report: DriftReport, target: Target) -> None:
         actor=actor(),
     )
     with AuditPublisher(topic, target.client_properties(), signer=target.audit_keys()) as publisher:
-        publisher.check()
+        try:
+            publisher.check()
+        except AuditTopicMissing as e:
+            from kquota.operations.topics import missing_audit_topic
+
+            raise AuditError(missing_audit_topic(target, e.topic)) from None
         publisher.publish([event])

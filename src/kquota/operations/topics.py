@@ -9,7 +9,8 @@ decision this command does not take.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kquota.kafka.topics import TopicAdmin, TopicFacts, TopicSpec, replication_for
@@ -83,3 +84,46 @@ def _differences(spec: TopicSpec, facts: TopicFacts, brokers: int) -> tuple[str,
         if have is not None and have != value:
             found.append(f"{key}: {have}, kquota: {value}")
     return tuple(found)
+
+
+def create_command(target: Target, audit_topic: str | None = None) -> str:
+    """create_command is the ``kquota topics create`` line that makes the topics of
+    ``target``'s cluster as this command reached it: by ``--cluster NAME`` when it was named
+    so, else by its bootstrap servers (and the same ``--command-config``); ``--audit-topic``
+    when the topic is not the cluster's configured one. Shown to the operator, so quoted for a
+    shell and made safe to print."""
+    from kquota.display import safe_text
+
+    words = ["kquota", "topics", "create"]
+    if target.cluster_name and not target.policy_only:
+        words += ["--cluster", target.cluster_name]
+    else:
+        servers = target.bootstrap_server or target.properties.get("bootstrap.servers")
+        words += ["--bootstrap-server", servers or "HOST:PORT"]
+        if target.command_config is not None:
+            words += ["--command-config", str(target.command_config)]
+    if audit_topic and audit_topic != target.audit_topic:
+        words += ["--audit-topic", audit_topic]
+    return safe_text(" ".join(shlex.quote(w) for w in words))
+
+
+def missing_lease_topic(target: Target, audit_topic: str | None = None) -> Callable[[str], str]:
+    """missing_lease_topic words an apply's refusal when ``target``'s cluster has no lease
+    topic: the cluster, the topic, and the command that makes it (with the apply's audit
+    topic, which it makes too)."""
+    from kquota.apply.lease import missing_topic
+
+    return lambda topic: missing_topic(topic, target.label, create_command(target, audit_topic))
+
+
+def missing_audit_topic(target: Target, topic: str) -> str:
+    """missing_audit_topic is the refusal of a write to an audit topic the cluster lacks:
+    the cluster, the topic, the command that makes it."""
+    from kquota.display import safe_text
+
+    where = f"cluster {safe_text(target.label)}: " if target.label else ""
+    return (
+        f"{where}audit topic {topic!r} does not exist; create it with "
+        f"`{create_command(target, topic)}` (kquota never lets a topic be auto-created, so a "
+        "typo cannot become a new topic)"
+    )

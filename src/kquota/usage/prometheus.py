@@ -71,23 +71,24 @@ class PrometheusServer:
         token_env: str | None = None,
         basic_auth_env: str | None = None,
         env: Mapping[str, str] | None = None,
+        option: str = "--prometheus",
     ) -> PrometheusServer:
         """parse checks the URL and builds the Authorization header: a bearer token from the
         variable ``token_env`` names, else ``user:password`` from ``basic_auth_env``, else
-        the URL's own credentials."""
+        the URL's own credentials. ``option`` is the flag messages name."""
         env = os.environ if env is None else env
         try:
             parts = urlsplit(url)
             port = parts.port
         except ValueError:
             raise UsageError(
-                "--prometheus: not a URL kquota can read; give http(s)://host[:port][/path]"
+                f"{option}: not a URL kquota can read; give http(s)://host[:port][/path]"
             ) from None
         shown = _shown(parts.scheme, parts.hostname, port, parts.path)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(f"--prometheus {shown}: give an http:// or https:// URL with a host")
+            raise UsageError(f"{option} {shown}: give an http:// or https:// URL with a host")
         if parts.query or parts.fragment:
-            raise UsageError(f"--prometheus {shown}: the URL must have no ?query or #fragment")
+            raise UsageError(f"{option} {shown}: the URL must have no ?query or #fragment")
         if token_env and basic_auth_env:
             raise UsageError("give a bearer token or basic auth for Prometheus, not both")
         authorization = None
@@ -246,9 +247,12 @@ def _get(server: PrometheusServer, api: str, params: dict[str, str], bound: floa
     if server.authorization is not None:
         headers["Authorization"] = server.authorization
     try:
-        conn.request("GET", server.path + api + "?" + urlencode(params), headers=headers)
-        response = conn.getresponse()
-        body = _read_bounded(server, response, limit)
+        # A wait with a name: the deadline's message and the terminal's indicator say whom
+        # the command waits on (the URL without its credentials).
+        with deadline.waiting_on(f"Prometheus at {server.shown}"):
+            conn.request("GET", server.path + api + "?" + urlencode(params), headers=headers)
+            response = conn.getresponse()
+            body = _read_bounded(server, response, limit)
     except TimeoutError:
         raise _timed_out(server) from None
     except (OSError, http.client.HTTPException) as e:
@@ -413,6 +417,7 @@ class PrometheusSamples:
         since_ms: int,
         token_env: str | None = None,
         basic_auth_env: str | None = None,
+        option: str = "--prometheus",
     ) -> None:
         self.url = url
         self.cluster = cluster
@@ -421,7 +426,7 @@ class PrometheusSamples:
         self.basic_auth_env = basic_auth_env
         # Checked now: a bad URL or a missing variable is refused before anything is read.
         self.server = PrometheusServer.parse(
-            url, token_env=token_env, basic_auth_env=basic_auth_env
+            url, token_env=token_env, basic_auth_env=basic_auth_env, option=option
         )
 
     def where(self) -> str:
