@@ -4,8 +4,8 @@ Starts a fresh dev broker (loopback, ``kquota dev-broker``'s launcher) and, for 
 then 100,000 alterations, generates one deterministic batch of new entities in each shape of
 :data:`SHAPES` (``mixed``: user, user+client-id and client-id entities, 1-2 keys each, where
 the broker's work dominates; ``users``: one user and one key each, where the client's does)
-twice: as desired-state YAML for kquota and as a TSV file for the Java program. Each tool then applies the whole batch as a
-separate process, on a cluster that holds no quota at all:
+twice: as desired-state YAML for kquota and as a TSV file for the Java program. Each tool then
+applies the whole batch as a separate process, on a cluster that holds no quota at all:
 
 - ``kquota``: ``kquota apply DIR --bootstrap-server BS --auto-approve``: loads the YAML,
   connects, takes the apply lease, describes the cluster and plans, prints the plan, sends a
