@@ -121,9 +121,10 @@ def _alteration_lines(
     returns the quota values set and removed."""
     append = lines.append
     sets = removed = 0
-    # An op's line, by op: plans repeat a few tiers across 100k lines. Only ops whose values
-    # are all positive, so that no two equal ops print apart (0.0 and -0.0) and NaN is none;
-    # at most _MEMO_LIMIT lines, whatever the plan holds.
+    # A new key's line, by op: plans repeat a few tiers across 100k creates that differ in
+    # another key (equal changes of one shape are one group already, and an update's line
+    # is rarely met twice: not looked up). Only positive values, so that no two equal ops
+    # print apart (0.0 and -0.0) and NaN is none; at most _MEMO_LIMIT lines.
     shown: dict[Op, str] = {}
     groups = group_alterations(alterations, pairs)
     # Every group's first entity after the glyph, in one call (most groups are one entity).
@@ -139,12 +140,12 @@ def _alteration_lines(
                 removed += n
             else:
                 sets += n
-            line = shown.get(op)
+            created = op.before is None and not op.remove
+            line = shown.get(op) if created else None
             if line is None:
                 line = f"    {_op_line(op)}"
-                value, before = op.value, op.before
-                positive = (value is None or value > 0) and (before is None or before > 0)
-                if positive and len(shown) < _MEMO_LIMIT:
+                value = op.value
+                if created and value is not None and value > 0 and len(shown) < _MEMO_LIMIT:
                     shown[op] = line
             append(line)
     return sets, removed
