@@ -343,7 +343,10 @@ def bench_size(
     with WireAdmin(bootstrap) as admin:
         wait_for(admin, {}, "before the runs")
         for rep in range(args.reps):  # round robin: drift in the machine's load hits all tools
-            for name, cmd in tools.items():
+            # Every other round backwards: no tool always follows the clean-up's removals,
+            # whose tail (the broker's garbage) would count in its broker CPU.
+            order = list(tools.items())
+            for name, cmd in order if rep % 2 == 0 else order[::-1]:
                 times.unlink(missing_ok=True)
                 launched = time.time()
                 broker_before = tree_cpu(broker_pid)
@@ -499,7 +502,8 @@ def render(
         f"{platform.machine()}, {os.cpu_count()} CPUs, Kafka {KAFKA_VERSION} dev broker "
         "(KRaft, combined broker+controller, PLAINTEXT, loopback, 768 MiB heap) sharing the "
         "machine with the tools. One run of the script, one broker; each tool runs as a "
-        f"separate process, {reps} times per size (round robin over the tools); wall time "
+        f"separate process, {reps} times per size (round robin over the tools, every other "
+        "round in the reverse order); wall time "
         "(median) and peak RSS of the process tree (largest; sampled every 100 ms, "
         "`benchmarks/proctree.py`). Ratios are tool / the peer, java validate+commit+poll "
         "(above 1 = slower or larger than the peer). Load average (1/5/15 min) before the "
