@@ -1,10 +1,11 @@
 """Apply benchmark: ``kquota apply`` against Kafka's Java AdminClient on the same broker.
 
 Starts a fresh dev broker (loopback, ``kquota dev-broker``'s launcher) and, for 10,000 and
-then 100,000 alterations, generates one deterministic batch of new entities (user,
-user+client-id and client-id entities, 1-2 keys each) twice: as desired-state YAML for
-kquota and as a TSV file for the Java program. Each tool then applies the whole batch as a
-separate process, on a cluster that holds no quota at all:
+then 100,000 alterations, generates one deterministic batch of new entities in each shape of
+:data:`SHAPES` (``mixed``: user, user+client-id and client-id entities, 1-2 keys each, where
+the broker's work dominates; ``users``: one user and one key each, where the client's does)
+twice: as desired-state YAML for kquota and as a TSV file for the Java program. Each tool then
+applies the whole batch as a separate process, on a cluster that holds no quota at all:
 
 - ``kquota``: ``kquota apply DIR --bootstrap-server BS --auto-approve``: loads the YAML,
   connects, takes the apply lease, describes the cluster and plans, prints the plan, sends a
@@ -27,9 +28,12 @@ through its ``phase NAME START END`` lines; the benchmark sets them against the 
 launch and exit. Every run is checked afterwards (describe until the cluster shows exactly
 the batch, bounded), then every entity is removed again with kquota's alter; checks and
 removal are not timed. Wall time and peak RSS of each process tree come from
-``proctree.run_measured``.
+``proctree.run_measured``, its CPU time from ``getrusage`` (the process and the children it
+waited for), and the broker's CPU time from launch to exit from ``/proc/PID/stat``
+(``proctree.tree_cpu``): what the same writes cost the broker, by tool (issue 34, part 4).
 
-Usage: ``python benchmarks/bench_apply.py [--sizes 10000,100000] [--reps 3] [--out FILE]``
+Usage: ``python benchmarks/bench_apply.py [--sizes 10000,100000] [--shapes mixed,users]
+[--reps 3] [--out FILE]``
 (each tool runs ``--reps`` times per size, round robin; median wall, largest RSS, median of
 each phase); by default it first waits (polling every 30 s, up to 40 minutes) until no
 ``bench_fleet.py`` runs. Writes ``benchmarks/RESULTS-apply.md``. Bounded: the whole run takes
@@ -41,6 +45,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,7 +56,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import javapeer  # noqa: E402
-from proctree import run_measured  # noqa: E402
+from proctree import run_measured, tree_cpu  # noqa: E402
 
 from kquota.apply.applier import DEFAULT_BATCH_SIZE  # noqa: E402
 from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin  # noqa: E402
@@ -75,10 +80,13 @@ class Row:
     tool: str
     wall: float
     rss_mib: float
+    cpu: float
+    broker_cpu: float
 
 
 @dataclass
 class SizeResult:
+    shape: str
     size: int
     keys: int
     rows: list[Row] = field(default_factory=list)
@@ -88,9 +96,24 @@ class SizeResult:
 # ---------------------------------------------------------------------------- the batch
 
 
-def batch(size: int) -> QuotaState:
-    """batch is ``size`` distinct entities with 1-2 keys each, the same for every call."""
+MIXED, USERS = "mixed", "users"
+SHAPES = {
+    MIXED: "a third user, a third user+client-id, a third client-id; 1-2 keys each: the "
+    "broker's quota replay dominates",
+    USERS: "every entity a user, one key each (`producer_byte_rate`): the broker is cheap and "
+    "the client's own work shows (issue 34, part 2)",
+}
+
+
+def batch(size: int, shape: str = MIXED) -> QuotaState:
+    """batch is ``size`` distinct entities of ``shape`` (:data:`SHAPES`), the same for every
+    call: for ``mixed``, 1-2 keys each."""
     state: QuotaState = {}
+    if shape == USERS:
+        for i in range(size):
+            user = Entity.of({"user": f"apply-user-{i:07d}"})
+            state[user] = {"producer_byte_rate": float(1048576 * (1 + i % 64))}
+        return state
     for i in range(size):
         kind = i % 3
         if kind == 0:
@@ -167,11 +190,23 @@ def measured(
     cmd: list[str], *, expect_ok: bool = True, env: dict[str, str] | None = None
 ) -> tuple[float, float, str]:
     """measured runs ``cmd``; returns (wall seconds, peak RSS MiB of the tree, its output)."""
+    wall, rss, output, _ = measured_cpu(cmd, expect_ok=expect_ok, env=env)
+    return wall, rss, output
+
+
+def measured_cpu(
+    cmd: list[str], *, expect_ok: bool = True, env: dict[str, str] | None = None
+) -> tuple[float, float, str, float]:
+    """measured_cpu is :func:`measured` plus the CPU seconds (user and system) the process
+    and every child it waited for used: robust where the machine's load skews the wall."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall, rss, proc = run_measured(cmd, timeout=TOOL_TIMEOUT, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     output = proc.stdout + proc.stderr
     if expect_ok and proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}… failed ({proc.returncode}):\n{output[-3000:]}")
-    return wall, rss, output
+    return wall, rss, output, cpu
 
 
 def wait_until_idle(pattern: str) -> float:
@@ -278,13 +313,19 @@ OLD_PEER = "java validate+commit+verify"
 
 
 def bench_size(
-    size: int, bootstrap: str, java_cmd: list[str], work: Path, args: argparse.Namespace
+    shape: str,
+    size: int,
+    bootstrap: str,
+    broker_pid: int,
+    java_cmd: list[str],
+    work: Path,
+    args: argparse.Namespace,
 ) -> SizeResult:
-    state = batch(size)
+    state = batch(size, shape)
     keys = sum(len(v) for v in state.values())
-    yaml_dir, tsv = write_inputs(state, work / f"n{size}")
-    times = work / f"phases-{size}.tsv"
-    result = SizeResult(size, keys)
+    yaml_dir, tsv = write_inputs(state, work / f"{shape}-n{size}")
+    times = work / f"phases-{shape}-{size}.tsv"
+    result = SizeResult(shape, size, keys)
     tools: dict[str, list[str]] = {
         KQUOTA: [
             sys.executable, "-m", "kquota.cli.main", "apply", str(yaml_dir),
@@ -293,27 +334,51 @@ def bench_size(
         PEER: [*java_cmd, bootstrap, str(tsv), "validate-commit-poll", str(CHUNK_KEYS)],
         OLD_PEER: [*java_cmd, bootstrap, str(tsv), "validate-commit-verify", str(CHUNK_KEYS)],
     }  # fmt: skip
+    if args.no_old_peer:
+        del tools[OLD_PEER]
+    for n in args.batch_sizes:  # apply's commit batches: what their size costs the broker
+        tools[f"{KQUOTA} --batch-size {n:,}"] = [*tools[KQUOTA], "--batch-size", str(n)]
     walls: dict[str, list[float]] = {name: [] for name in tools}
     rsss: dict[str, list[float]] = {name: [] for name in tools}
+    cpus: dict[str, list[float]] = {name: [] for name in tools}
+    broker: dict[str, list[float]] = {name: [] for name in tools}
     phases: dict[str, list[dict[str, Times]]] = {name: [] for name in tools}
     env = dict(os.environ, KQUOTA_PHASE_TIMES=str(times))
     with WireAdmin(bootstrap) as admin:
         wait_for(admin, {}, "before the runs")
         for rep in range(args.reps):  # round robin: drift in the machine's load hits all tools
-            for name, cmd in tools.items():
+            # Every other round backwards: no tool always follows the clean-up's removals,
+            # whose tail (the broker's garbage) would count in its broker CPU.
+            order = list(tools.items())
+            for name, cmd in order if rep % 2 == 0 else order[::-1]:
                 times.unlink(missing_ok=True)
                 launched = time.time()
-                wall, rss, output = measured(cmd, env=env)
+                broker_before = tree_cpu(broker_pid)
+                wall, rss, output, cpu = measured_cpu(cmd, env=env)
+                # The broker's CPU from launch to exit: its replay of the quota records
+                # trails the commit, so a tool that stops at "shows" has seen it all.
+                broker[name].append(tree_cpu(broker_pid) - broker_before)
+                cpus[name].append(cpu)
                 spans = kquota_spans(times) if name == KQUOTA else java_spans(output)
                 phases[name].append(phase_times(spans, launched, wall, java=name != KQUOTA))
                 wait_for(admin, state, f"{name} at {size:,}")
                 walls[name].append(wall)
                 rsss[name].append(rss)
-                print(f"  {size:,} {name} #{rep + 1}: {wall:.2f}s {rss:.0f} MiB (verified)",
-                      file=sys.stderr)  # fmt: skip
+                print(f"  {shape} {size:,} {name} #{rep + 1}: {wall:.2f}s {cpu:.2f}s CPU "
+                      f"broker {broker[name][-1]:.2f}s CPU {rss:.0f} MiB (verified) "
+                      f"load {_load(os.getloadavg())}", file=sys.stderr)  # fmt: skip
                 clear(admin, state)
     for name in tools:
-        result.rows.append(Row(size, name, statistics.median(walls[name]), max(rsss[name])))
+        result.rows.append(
+            Row(
+                size,
+                name,
+                statistics.median(walls[name]),
+                max(rsss[name]),
+                statistics.median(cpus[name]),
+                statistics.median(broker[name]),
+            )
+        )
         result.phases[name] = median_phases(phases[name])
     return result
 
@@ -372,10 +437,18 @@ def startup(java_cmd: list[str], bootstrap: str, work: Path) -> dict[str, tuple[
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--shapes", default=f"{MIXED},{USERS}", help=f"of {', '.join(SHAPES)}")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS-apply.md")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for bench_fleet.py")
     parser.add_argument("--probe-size", type=int, help="entities for the unchunked probe")
+    parser.add_argument(
+        "--batch-sizes",
+        type=lambda v: [int(n) for n in v.split(",")],
+        default=[],
+        help="also kquota apply with each of these --batch-size values",
+    )
+    parser.add_argument("--no-old-peer", action="store_true", help=f"leave out {OLD_PEER}")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
@@ -403,7 +476,10 @@ def main() -> None:
             probe = unchunked_probe(bootstrap, java_cmd, args.probe_size or sizes[0], work)
             print(f"unchunked probe: {probe}", file=sys.stderr)
             for size in sizes:
-                results.append(bench_size(size, bootstrap, java_cmd, work, args))
+                for shape in args.shapes.split(","):
+                    results.append(
+                        bench_size(shape, size, bootstrap, info.pid, java_cmd, work, args)
+                    )
         finally:
             stop_broker(broker_dir)
     report = render(
@@ -435,22 +511,24 @@ def render(
     reps: int,
 ) -> str:
     lines = [
-        "## Apply against a live broker (issues 5 and 22)",
+        "## Apply against a live broker (issues 5, 22 and 34)",
         "",
         f"`python benchmarks/bench_apply.py`, Python {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} CPUs, Kafka {KAFKA_VERSION} dev broker "
         "(KRaft, combined broker+controller, PLAINTEXT, loopback, 768 MiB heap) sharing the "
         "machine with the tools. One run of the script, one broker; each tool runs as a "
-        f"separate process, {reps} times per size (round robin over the tools); wall time "
+        f"separate process, {reps} times per size (round robin over the tools, every other "
+        "round in the reverse order); wall time "
         "(median) and peak RSS of the process tree (largest; sampled every 100 ms, "
         "`benchmarks/proctree.py`). Ratios are tool / the peer, java validate+commit+poll "
         "(above 1 = slower or larger than the peer). Load average (1/5/15 min) before the "
         f"timed runs {_load(load_before)}, after {_load(load_after)}; the script waited "
         f"{waited:.0f} s for `bench_fleet.py` to finish first and then took {elapsed:.0f} s.",
         "",
-        "Every run applies the same batch of new entities (a third user, a third "
-        "user+client-id, a third client-id; 1-2 keys each) to a cluster holding no quota; "
-        "afterwards describe must show exactly the batch (polled, bounded: a run that applied "
+        "Every run applies the same batch of new entities, in one of two shapes, to a "
+        "cluster holding no quota: "
+        + "; ".join(f"**{name}**: {what}" for name, what in SHAPES.items())
+        + ". Afterwards describe must show exactly the batch (polled, bounded: a run that applied "
         "nothing fails the script), then the entities are removed again. Checks and removal "
         "are not timed.",
         "",
@@ -475,16 +553,24 @@ def render(
         "doubling to 250 ms apart) until it shows, then describe-all 250 ms apart until all "
         "show. BENCHMARKS.md's earlier 1.28x was against this one.",
         "",
-        "| alterations | keys | tool | wall | peak RSS | wall ratio | RSS ratio |",
-        "|---:|---:|---|---:|---:|---:|---:|",
+        "*CPU* is the CPU time (user and system) of the tool's process and every child it "
+        "waited for (`getrusage`), robust where other work on the machine stretches the "
+        "wall; *broker CPU* is the broker JVM's CPU time (`/proc/PID/stat`, its whole tree) "
+        "from the tool's launch to its exit, also per 10,000 alterations: the broker's cost "
+        "of the same writes (issue 34, part 4). Medians of the runs.",
+        "",
+        "| shape | alterations | keys | tool | wall | CPU | peak RSS | wall ratio | CPU ratio "
+        "| RSS ratio | broker CPU | broker CPU / 10k |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         base = next(row for row in r.rows if row.tool == PEER)
         for row in r.rows:
             lines.append(
-                f"| {r.size:,} | {r.keys:,} | {row.tool} | {row.wall:.2f} s "
-                f"| {row.rss_mib:.0f} MiB | {row.wall / base.wall:.2f}x "
-                f"| {row.rss_mib / base.rss_mib:.2f}x |"
+                f"| {r.shape} | {r.size:,} | {r.keys:,} | {row.tool} | {row.wall:.2f} s "
+                f"| {row.cpu:.2f} s | {row.rss_mib:.0f} MiB | {row.wall / base.wall:.2f}x "
+                f"| {row.cpu / base.cpu:.2f}x | {row.rss_mib / base.rss_mib:.2f}x "
+                f"| {row.broker_cpu:.2f} s | {row.broker_cpu / r.size * 10_000:.2f} s |"
             )
     lines += ["", "Fixed cost of each process (doing nothing):", ""]
     lines += [f"- {name}: {w:.2f} s, {rss:.0f} MiB" for name, (w, rss) in fixed.items()]
@@ -503,7 +589,7 @@ def render(
         ours, java, old = (r.phases.get(t, {}) for t in (KQUOTA, PEER, OLD_PEER))
         lines += [
             "",
-            f"{r.size:,} alterations:",
+            f"{r.size:,} alterations, {r.shape}:",
             "",
             f"| step | {KQUOTA} at | s | CPU s | {PEER} at | s | ratio | {OLD_PEER} at | s |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -525,10 +611,10 @@ def render(
                     cells.append(ratio)
             lines.append(f"| {step} | {' | '.join(cells)} |")
         walls = {row.tool: row.wall for row in r.rows}
+        old_wall = f"**{walls[OLD_PEER]:.2f}**" if OLD_PEER in walls else ""
         lines.append(
             f"| **whole process (median wall)** | | **{walls[KQUOTA]:.2f}** | | | "
-            f"**{walls[PEER]:.2f}** | **{walls[KQUOTA] / walls[PEER]:.2f}x** | | "
-            f"**{walls[OLD_PEER]:.2f}** |"
+            f"**{walls[PEER]:.2f}** | **{walls[KQUOTA] / walls[PEER]:.2f}x** | | {old_wall} |"
         )
     lines.append("")
     return "\n".join(lines)

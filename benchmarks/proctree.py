@@ -37,6 +37,21 @@ def _tree_rss_kib(root: int) -> int:
     return total
 
 
+def tree_cpu(root: int) -> float:
+    """tree_cpu is the CPU seconds (user and system) the live processes of ``root``'s tree
+    have used so far: a broker's own cost around a step, read from /proc."""
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+        stack.extend(_children(pid))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def run_measured(
     cmd: list[str],
     *,

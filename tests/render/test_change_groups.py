@@ -166,3 +166,38 @@ def test_json_groups_every_entity_and_still_reads_as_a_plan(tmp_path: Path) -> N
     policy = Policy(prune=True, allow_mass_removal=True)
     assert load_plan_file(tmp_path / "plan.json", policy).alterations == p.alterations
     assert "groups" not in json.loads(json_plan(Plan(alterations=())))
+
+
+def test_groups_are_kind_shape_and_ops_in_first_member_order() -> None:
+    """Every mix of kinds, shapes (one type, two, a default in either place) and ops groups
+    exactly as the definition says, whatever the one-pass grouping spells out."""
+    shapes: list[dict[str, str | None]] = [
+        {"user": "u"},
+        {"user": None},
+        {"client-id": "c"},
+        {"user": "u", "client-id": "c"},
+        {"user": None, "client-id": "c"},
+        {"user": "u", "client-id": None},
+        {"ip": "10.0.0.1"},
+    ]
+    ops = [(Op(P, 1.0, False, 2.0),), (Op(P, None, True, 2.0),), (Op(P, 1.0, False, None),)]
+    kinds = [ChangeKind.UPDATE, ChangeKind.DELETE, ChangeKind.CREATE]
+    alts = []
+    for i in range(300):
+        shape = {t: None if n is None else f"{n}{i}" for t, n in shapes[i % 7].items()}
+        alts.append(Alteration(Entity.of(shape), ops[i % 3 if i % 2 else 0], kinds[i % 5 % 3]))
+    alone = {alts[10].entity, alts[11].entity}
+
+    def signature(a: Alteration) -> tuple[object, ...]:
+        if a.entity in alone:
+            return (a.entity,)
+        return (a.kind, tuple((t, n is None) for t, n in a.entity.parts), a.ops)
+
+    expected: dict[tuple[object, ...], list[Alteration]] = {}
+    for a in alts:
+        expected.setdefault(signature(a), []).append(a)
+    groups = group_alterations(alts, alone)
+    assert [(g.kind, g.ops, g.entities) for g in groups] == [
+        (m[0].kind, m[0].ops, tuple(a.entity for a in m)) for m in expected.values()
+    ]
+    assert len(groups) > 20 and max(len(g.entities) for g in groups) > 5

@@ -6,7 +6,7 @@ times; a reviewer needs it once, with how many entities and which. Alterations g
 they have the same kind and exactly the same ops (key, before, after, removal each) and the
 same entity shape (its types, and which of them are ``<default>``): a default entity never
 shares a row with named ones, since it reaches every principal without a quota of its own.
-Groups keep the planner's order (first member first) within :func:`removals_first`'s ranks.
+Groups keep the planner's order (first member first) within :func:`by_rank`'s ranks.
 
 Direction is the entity's own limit, not a principal's effective quota (``--impact`` shows
 those): ``lower`` and ``higher`` for an update, ``new`` for a key set where there was none,
@@ -80,16 +80,27 @@ def change_mark(op: Op) -> str:
 
 def change_words(op: Op) -> str:
     """change_words is the plain-text form: ``lower by 75%``, ``higher by 100%``, ``lower``."""
-    d = direction(op)
-    if d not in (LOWER, HIGHER):
+    # direction and percent written out: a text plan of 100k updates asks for each.
+    after, before = op.value, op.before
+    if op.remove or after is None or before is None:
         return ""
-    p = percent(op)
-    return d if p is None else f"{d} by {percent_text(p)}"
+    if after < before:
+        d = LOWER
+    elif after > before:
+        d = HIGHER
+    else:
+        return ""
+    if before == 0 or not (math.isfinite(before) and math.isfinite(after)):
+        return d
+    return f"{d} by {percent_text((after - before) / abs(before) * 100)}"
 
 
 def is_default(entity: Entity) -> bool:
     """is_default: one of the entity's types is ``<default>``."""
-    return any(name is None for _, name in entity.parts)
+    parts = entity.parts
+    if len(parts) == 1:  # most entities: no generator
+        return parts[0][1] is None
+    return any(name is None for _, name in parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,29 +120,43 @@ class ChangeGroup:
         return is_default(self.entities[0])
 
 
-def _signature(a: Alteration) -> tuple[object, ...]:
-    parts = a.entity.parts
-    if len(parts) == 1:  # most entities: no generator for them
-        shape: tuple[object, ...] = (parts[0][0], parts[0][1] is None)
-    else:
-        shape = tuple((t, n is None) for t, n in parts)
-    # The ops themselves: equal values are one change (0.0 and -0.0 print alike).
-    return (a.kind, shape, a.ops)
-
-
 def group_alterations(
     alterations: Sequence[Alteration], alone: Collection[Entity] = ()
 ) -> list[ChangeGroup]:
     """group_alterations groups ``alterations`` (already in the order to show them): each
     group at its first member's place. An entity in ``alone`` (one with a look-alike, say)
     is a group of its own."""
-    members: dict[tuple[object, ...], list[Alteration]] = {}
+    # One pass, no call per alteration: a plan of 100k distinct changes is 100k groups, and
+    # this runs while apply's validate-only pass waits on the main thread. The signature is
+    # the kind, the entity's shape and the ops themselves (equal values are one change: 0.0
+    # and -0.0 print alike); a one-type shape is spelt flat, never equal to a longer one's.
+    # A list only for a group of two or more: most plans' groups are single entities.
+    place: dict[tuple[object, ...], int] = {}
+    at = place.setdefault
+    firsts: list[Alteration] = []
+    more: dict[int, list[Entity]] = {}
     for a in alterations:
-        sig = (a.entity,) if a.entity in alone else _signature(a)
-        members.setdefault(sig, []).append(a)
+        entity = a.entity
+        sig: tuple[object, ...]
+        if alone and entity in alone:
+            sig = (entity,)
+        else:
+            parts = entity.parts
+            if len(parts) == 1:
+                t, n = parts[0]
+                sig = (a.kind, t, n is None, a.ops)
+            else:
+                sig = (a.kind, tuple([(t, n is None) for t, n in parts]), a.ops)
+        i = at(sig, len(firsts))
+        if i == len(firsts):
+            firsts.append(a)
+        elif i in more:
+            more[i].append(entity)
+        else:
+            more[i] = [firsts[i].entity, entity]
     return [
-        ChangeGroup(group[0].kind, group[0].ops, tuple(a.entity for a in group))
-        for group in members.values()
+        ChangeGroup(a.kind, a.ops, (a.entity,) if i not in more else tuple(more[i]))
+        for i, a in enumerate(firsts)
     ]
 
 
@@ -146,20 +171,35 @@ def op_data(op: Op) -> dict[str, object]:
     }
 
 
-def rank(a: Alteration) -> int:
-    """rank is the order a reader takes alterations in: deletes, updates that remove keys,
-    other updates, creates."""
-    if a.kind is ChangeKind.DELETE:
-        return 0
-    if a.kind is ChangeKind.UPDATE:
-        return 1 if any(op.remove for op in a.ops) else 2
-    return 3
+def by_rank(
+    alterations: Sequence[Alteration],
+) -> tuple[list[Alteration], list[Alteration], list[Alteration], list[Alteration]]:
+    """by_rank is the order a reader takes alterations in, as four lists, each in the
+    planner's order: deletes, updates that remove keys, other updates, creates. One walk
+    where a sort would call a rank function per alteration."""
+    kinds = [a.kind for a in alterations]
+    if kinds.count(ChangeKind.CREATE) == len(kinds):  # a first apply: nothing to group
+        return [], [], [], list(alterations)
+    deletes: list[Alteration] = []
+    removing: list[Alteration] = []
+    updates: list[Alteration] = []
+    creates: list[Alteration] = []
+    delete, update = ChangeKind.DELETE, ChangeKind.UPDATE
+    for a, kind in zip(alterations, kinds, strict=True):
+        if kind is delete:
+            deletes.append(a)
+        elif kind is update:
+            (removing if any(op.remove for op in a.ops) else updates).append(a)
+        else:
+            creates.append(a)
+    return deletes, removing, updates, creates
 
 
 def groups_data(alterations: Sequence[Alteration]) -> list[dict[str, object]]:
     """groups_data is the JSON plan's ``groups``, removals first: every group with all its
     entities."""
-    ordered = sorted(alterations, key=rank)
+    deletes, removing, updates, creates = by_rank(alterations)
+    ordered = [*deletes, *removing, *updates, *creates]
     return [
         {
             "change": g.kind.word,

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kquota.display import value_with_unit
+from kquota.gcpause import collector_paused
 from kquota.model import Entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
 from kquota.plan.types import (
-    Alteration,
     ChangeKind,
     IgnoreReason,
     Op,
@@ -42,6 +42,7 @@ from kquota.render import verdict
 from kquota.render.change_groups import (
     DEFAULT_REACH,
     ChangeGroup,
+    by_rank,
     change_mark,
     group_alterations,
 )
@@ -100,6 +101,7 @@ class _Budget:
             self.omitted[what] = self.omitted.get(what, 0) + n
 
 
+@collector_paused()  # a plan of 100k builds large acyclic data: kquota.gcpause
 def render_plan(
     plan: Plan,
     principal_changes: Sequence[ResolutionChange] = (),
@@ -199,16 +201,8 @@ def _omitted_note(omitted: dict[str, int], full_plan_at: str) -> list[str]:
     ]
 
 
-def _removes(a: Alteration) -> bool:
-    return a.kind is ChangeKind.DELETE or any(op.remove for op in a.ops)
-
-
 def _changes(plan: Plan, pairs: dict[Entity, tuple[Entity, ...]], b: _Budget) -> list[str]:
-    deletes = [a for a in plan.alterations if a.kind is ChangeKind.DELETE]
-    updates = [a for a in plan.alterations if a.kind is ChangeKind.UPDATE]
-    creates = [a for a in plan.alterations if a.kind is ChangeKind.CREATE]
-    removing = [a for a in updates if _removes(a)]
-    setting = [a for a in updates if not _removes(a)]
+    deletes, removing, setting, creates = by_rank(plan.alterations)
     removals = group_alterations(deletes + removing, pairs)
     sets = group_alterations(setting, pairs)
     news = group_alterations(creates, pairs)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kquota.display import number, safe_text, value_with_unit
-from kquota.model import Entity, display_entity
+from kquota.gcpause import collector_paused
+from kquota.model import Entity, display_entities, display_entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
 from kquota.plan.types import (
@@ -34,6 +35,7 @@ from kquota.render import verdict
 from kquota.render.change_groups import (
     DEFAULT_REACH,
     ChangeGroup,
+    by_rank,
     change_words,
     group_alterations,
 )
@@ -46,6 +48,7 @@ _IGNORED_WORDS = {
 }
 
 
+@collector_paused()  # a plan of 100k builds large acyclic data: kquota.gcpause
 def render_plan(
     plan: Plan,
     principal_changes: Sequence[ResolutionChange] = (),
@@ -70,7 +73,7 @@ def render_plan(
     lines.append("")
     if plan.empty:
         lines.append("No changes: the cluster matches the desired state.")
-    deletes, removing, updates, creates = _by_rank(plan.alterations)
+    deletes, removing, updates, creates = by_rank(plan.alterations)
     pairs = lookalikes(plan.alterations)
     sets = removed = 0
     for glyph, group in (("-", deletes), ("~", removing), ("~", updates), ("+", creates)):
@@ -103,32 +106,8 @@ def render_plan(
 def removals_first(alterations: Sequence[Alteration]) -> list[Alteration]:
     """removals_first orders alterations for a reader: deletes, updates that remove keys,
     other updates, creates; the planner's order within each."""
-
-    deletes, removing, updates, creates = _by_rank(alterations)
+    deletes, removing, updates, creates = by_rank(alterations)
     return [*deletes, *removing, *updates, *creates]
-
-
-def _by_rank(
-    alterations: Sequence[Alteration],
-) -> tuple[list[Alteration], list[Alteration], list[Alteration], list[Alteration]]:
-    """_by_rank is :func:`removals_first`'s four groups, each in the planner's order: one
-    walk where a sort would call a rank function per alteration."""
-    kinds = [a.kind for a in alterations]
-    if kinds.count(ChangeKind.CREATE) == len(kinds):  # a first apply: nothing to group
-        return [], [], [], list(alterations)
-    deletes: list[Alteration] = []
-    removing: list[Alteration] = []
-    updates: list[Alteration] = []
-    creates: list[Alteration] = []
-    delete, update = ChangeKind.DELETE, ChangeKind.UPDATE
-    for a, kind in zip(alterations, kinds, strict=True):
-        if kind is delete:
-            deletes.append(a)
-        elif kind is update:
-            (removing if any(op.remove for op in a.ops) else updates).append(a)
-        else:
-            creates.append(a)
-    return deletes, removing, updates, creates
 
 
 def _alteration_lines(
@@ -142,24 +121,31 @@ def _alteration_lines(
     returns the quota values set and removed."""
     append = lines.append
     sets = removed = 0
-    # An op's line, by op: plans repeat a few tiers across 100k lines. Only ops whose values
-    # are all positive, so that no two equal ops print apart (0.0 and -0.0) and NaN is none;
-    # at most _MEMO_LIMIT lines, whatever the plan holds.
+    # A new key's line, by op: plans repeat a few tiers across 100k creates that differ in
+    # another key (equal changes of one shape are one group already, and an update's line
+    # is rarely met twice: not looked up). Only positive values, so that no two equal ops
+    # print apart (0.0 and -0.0) and NaN is none; at most _MEMO_LIMIT lines.
     shown: dict[Op, str] = {}
-    for g in group_alterations(alterations, pairs):
+    groups = group_alterations(alterations, pairs)
+    # Every group's first entity after the glyph, in one call (most groups are one entity).
+    firsts = display_entities([g.entities[0] for g in groups], f"{glyph} ")
+    for g, first in zip(groups, firsts, strict=True):
         n = len(g.entities)
-        append(_group_head(glyph, g, pairs))
+        if n == 1 and not (pairs and g.entities[0] in pairs) and not g.default:
+            append(first)  # most groups: the head is the entity alone
+        else:
+            append(_group_head(glyph, first, g, pairs))
         for op in g.ops:
             if op.remove:
                 removed += n
             else:
                 sets += n
-            line = shown.get(op)
+            created = op.before is None and not op.remove
+            line = shown.get(op) if created else None
             if line is None:
                 line = f"    {_op_line(op)}"
-                value, before = op.value, op.before
-                positive = (value is None or value > 0) and (before is None or before > 0)
-                if positive and len(shown) < _MEMO_LIMIT:
+                value = op.value
+                if created and value is not None and value > 0 and len(shown) < _MEMO_LIMIT:
                     shown[op] = line
             append(line)
     return sets, removed
@@ -172,11 +158,14 @@ GROUP_NAMES = 3
 """Names shown for a group of sets; a group of removals shows every name."""
 
 
-def _group_head(glyph: str, g: ChangeGroup, pairs: dict[Entity, tuple[Entity, ...]]) -> str:
+def _group_head(
+    glyph: str, first: str, g: ChangeGroup, pairs: dict[Entity, tuple[Entity, ...]]
+) -> str:
+    """_group_head is a group's first line; ``first`` is ``glyph`` and its first entity."""
     n = len(g.entities)
     if n == 1:
         e = g.entities[0]
-        line = f"{glyph} {display_entity(e)}"
+        line = first
         alike = pairs.get(e)
         if alike:
             line += "  <- looks like " + ", ".join(display_entity(x) for x in alike)
