@@ -20,6 +20,7 @@ ORDER = [
     ("plan-styles", "bench_plan_floor.py"),
     ("plan-floor", "bench_plan_floor.py"),
     ("impact", "bench_impact.py"),
+    ("render", "bench_render.py"),
     ("apply", "bench_apply.py"),
     ("fleet", "bench_fleet.py"),
     ("fleet-processes", "bench_fleet.py"),
