@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kquota.desired.document import DocumentReader, read_document
 from kquota.desired.fastpath import parse_canonical, plain_lines
+from kquota.desired.general import read_general
 from kquota.desired.nodes import Node, YAMLProblem, compose
 from kquota.desired.parsed import ParsedFile
 from kquota.desired.problems import Problems, SourceLocation
@@ -32,6 +33,10 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
         found = Problems()
         document = DocumentReader(file, found)
         root = scan_canonical(text, document.entry, document.flow_entry, document.entry_lines)
+        if root is None:
+            found = Problems()
+            document = DocumentReader(file, found)
+            root = read_general(text, document.entry)
         if root is not None:
             parsed = document.finish(root)
             problems.items.extend(found.items)
@@ -43,7 +48,10 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
 def read_nodes(file: str, data: bytes, problems: Problems) -> tuple[Node | None, bool]:
     """read_nodes parses ``data``; returns (root or None, ok). Syntax errors go to problems."""
     try:
-        root = parse_canonical(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        root = parse_canonical(text)
+        if root is None:
+            root = read_general(text)
         if root is not None:
             return root, True
     except UnicodeDecodeError:
