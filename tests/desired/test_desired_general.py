@@ -12,6 +12,7 @@ composer alone.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from unittest import mock
 
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.desired.test_desired_fastpath import RISKY, SAFE, composed
 
-from kquota.desired import reader
+from kquota.desired import load_desired, reader
 from kquota.desired.general import read_general
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode
 from kquota.desired.problems import Problem, Problems
@@ -288,3 +289,21 @@ def test_general_reader_reads_the_docs_examples() -> None:
         text = path.read_text(encoding="utf-8")
         assert_general_agrees(text)
         assert read_general(text) is not None, path
+
+
+def test_general_reader_reads_the_benchmark_styles_written_from_the_docs(tmp_path: Path) -> None:
+    """The benchmark's styles written from the docs (not the scanner's patterns) are read by
+    the general reader whole, exactly as composed, and load as the composer alone loads."""
+    sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+    from bench_plan import states
+    from desired_styles import DOC_STYLES, write_style
+
+    desired, _ = states(400)
+    for style in DOC_STYLES:
+        folder = tmp_path / style
+        folder.mkdir()
+        (path,) = write_style(style, desired, folder)
+        text = path.read_text(encoding="utf-8")
+        assert read_general(text) is not None, style
+        assert_general_agrees(text)
+        assert load_desired([path]).quotas == desired
