@@ -17,6 +17,12 @@ same whichever style is read), so the styles differ only in how fast they are re
 - ``files``: the export form split into 10 files;
 - ``profiles-block``: ``profiles`` as people often write them, each profile a block mapping
   of its own (``gold:`` then one key a line below it), entries as in ``profiles``.
+
+The styles above were written beside the fast reader. The ``docs-*`` styles (issue 34,
+:data:`DOC_STYLES`) are written from ``docs/desired-state.md`` and ``examples/desired/``
+instead, each mixing in one file what people write: every entity shape, names plain, quoted
+and in the object form, units with spaces and ``/s``, comments, profiles with overrides,
+block mappings two levels deep, flow mappings spaced as formatters write them, ``---``.
 """
 
 from __future__ import annotations
