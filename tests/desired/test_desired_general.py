@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.desired.test_desired_fastpath import RISKY, SAFE, composed
 
-from kquota.desired import load_desired, reader
+from kquota.desired import general, load_desired, reader
 from kquota.desired.general import read_general
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode
 from kquota.desired.problems import Problem, Problems
@@ -307,3 +307,12 @@ def test_general_reader_reads_the_benchmark_styles_written_from_the_docs(tmp_pat
         assert read_general(text) is not None, style
         assert_general_agrees(text)
         assert load_desired([path]).quotas == desired
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n", max_size=80), st.integers(1, 9))
+def test_lines_are_the_split_lines_whatever_the_chunk(text: str, chunk: int) -> None:
+    """Lines are split a chunk at a time (a 1M-entry file's lines at once would not fit the
+    memory goal); every line is the one ``split`` gives, a chunk ending anywhere."""
+    with mock.patch.object(general, "_CHUNK", chunk):
+        assert list(general._lines(text)) == text.split("\n")
