@@ -25,7 +25,7 @@ from kquota.desired.general import read_general
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode
 from kquota.desired.problems import Problem, Problems
 
-NAMES = ["alice", "<default>", "svc-1", "John Smith", "'a b'", '"007"', "a.b@c"]
+NAMES = ["alice", "<default>", "svc-1", "John Smith", "'a b'", '"007"', "a.b@c", "' pad'"]
 IPS = ["203.0.113.7", '"2001:db8::1"', "2001:db8::1", "<default>", "'10.0.0.1'", "host"]
 VALUES = ["10MiB", "10 MiB/s", "1.5KiB", "500KB", "1048576", "150", "12.5", "1_000", "2"]
 BAD_VALUES = ["010", "0x10", "1:30", ".nan", "true", "1e3", "1.0e+3", "-5", "''", "null"]
@@ -316,3 +316,19 @@ def test_lines_are_the_split_lines_whatever_the_chunk(text: str, chunk: int) -> 
     memory goal); every line is the one ``split`` gives, a chunk ending anywhere."""
     with mock.patch.object(general, "_CHUNK", chunk):
         assert list(general._lines(text)) == text.split("\n")
+
+
+def test_warnings_found_by_a_fast_reader_are_kept(tmp_path: Path) -> None:
+    """A name with surrounding whitespace warns whichever reader read its file (the scanner's
+    and the general reader's warnings were dropped: only their problems were kept)."""
+    head = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+    for body in (
+        "  - match: {user: ' alice'}\n    set: {producer_byte_rate: 1}\n",  # the scanner's
+        "  - match: { user: ' alice' }\n    set: {producer_byte_rate: 1}\n",  # the general's
+    ):
+        path = tmp_path / "q.yaml"
+        path.write_text(head + body, encoding="utf-8")
+        warnings = [str(w) for w in load_desired([path]).warnings]
+        assert len(warnings) == 1 and "leading or trailing whitespace" in warnings[0], body
+        assert warnings[0].startswith(f"{path}:4:")
+        assert loaded(head + body) == composer_only(head + body)
