@@ -1,7 +1,9 @@
-"""Reading one file into nodes: the fast path when the file has the canonical shape, else YAML.
+"""Reading one file into nodes: the scanner when the file has the canonical shape, else the
+general reader when it is written in block style and one-line flow, else libyaml's composer.
 
 Which reader ran never changes the result (same nodes, same positions, same scalar
-resolution); it only changes the time. See :mod:`kquota.desired.fastpath`.
+resolution); it only changes the time. See :mod:`kquota.desired.scan`,
+:mod:`kquota.desired.general` and :mod:`kquota.desired.nodes`.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ _YAML_ALLOWED = "well-formed YAML, one document per file"
 def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
     """read_file reads and validates one file; None when it is not YAML (problems say why).
 
-    The canonical shape is scanned in one pass with its entries validated as they are read,
-    so their nodes never all exist at once; any other file is read whole by
-    :func:`read_nodes`. Either way the entries, problems and positions are the same.
+    The canonical shape is scanned in one pass, other block and one-line flow styles read by
+    the general reader, both with their entries validated as they are read, so their nodes
+    never all exist at once; any other file is read whole by :func:`read_nodes`. Either way
+    the entries, problems and positions are the same.
     """
     try:
         text: str | None = plain_lines(data.decode("utf-8"))
@@ -40,6 +43,7 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
         if root is not None:
             parsed = document.finish(root)
             problems.items.extend(found.items)
+            problems.warned.extend(found.warned)
             return parsed
     root, ok = read_nodes(file, data, problems)
     return read_document(file, root, problems) if ok else None
