@@ -168,8 +168,8 @@ def report(
         "desired state written in each style of `benchmarks/desired_styles.py` (export's "
         "form; one-line flow entries; double- and single-quoted names; block mappings; "
         "units; comments; profiles with per-entry overrides, their tiers in flow or in block "
-        "mappings; 10 files); every style must "
-        "give the same plan, or the script stops. Each tool is a fresh process, "
+        "mappings; 10 files; the `docs-*` styles written from the docs, issue 34); every "
+        "style must give the same plan, or the script stops. Each tool is a fresh process, "
         f"{rounds} rounds interleaved (round by round, style by style: kquota, then its "
         "floor); wall and CPU (user + system) are medians, peak RSS the largest round.",
         "",

@@ -16,6 +16,7 @@ import yaml
 
 from kquota.desired import DesiredStateError, load_desired
 from kquota.desired.fastpath import parse_canonical
+from kquota.desired.general import read_general
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode, compose
 
 HERE = Path(__file__).parent
@@ -53,10 +54,9 @@ def test_desired_warn_file_messages(case: Path, monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize("case", BAD + GOOD + WARN, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_desired_readers_agree(case: Path) -> None:
     data = case.read_bytes()
-    fast = parse_canonical(data.decode("utf-8"))
-    if fast is None:
-        return  # not canonical shape: only the full reader reads it
-    assert fast == compose(data)
+    for fast in (parse_canonical(data.decode("utf-8")), read_general(data.decode("utf-8"))):
+        if fast is not None:  # else not a shape this reader takes: the composer reads it
+            assert fast == compose(data)
 
 
 @pytest.mark.parametrize("case", GOOD, ids=lambda p: p.stem)

@@ -86,5 +86,9 @@ def test_desired_state_round_trips(entries: list[tuple[Entity, dict[str, float]]
         f = Path(tmp, "q.yaml")
         f.write_text(write(state), encoding="utf-8")
         assert load_desired([f]).quotas == state
-        with mock.patch.object(reader, "parse_canonical", lambda text: None):
-            assert load_desired([f]).quotas == state
+        with (
+            mock.patch.object(reader, "scan_canonical", lambda *args: None),
+            mock.patch.object(reader, "parse_canonical", lambda text: None),
+            mock.patch.object(reader, "read_general", lambda *args: None),
+        ):
+            assert load_desired([f]).quotas == state  # the composer's reading
