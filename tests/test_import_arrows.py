@@ -27,7 +27,7 @@ PARTS = {
     "apply": ("kquota.apply",),
     "planner": ("kquota.plan.planner", "kquota.plan.rules", "kquota.plan.resolver"),
     "plan": ("kquota.plan", "kquota.drift.report"),
-    "render": ("kquota.render", "kquota.drift.render"),
+    "render": ("kquota.render",),
     "desired": ("kquota.desired",),
     "history": ("kquota.history",),
     "fleet": ("kquota.fleet",),
@@ -42,7 +42,7 @@ PARTS = {
         "kquota.names",
         "kquota.errors",
         "kquota.secrets",
-        "kquota.lookalike",
+        "kquota.confusables",
     ),
     "face": ("kquota",),
 }

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from kquota import deadline
 from kquota.cli import waiting
 from kquota.cli.waiting import log_line, waiting_indicator
+from kquota.runtime import deadline
 
 
 def _until(check: object, bound: float = 30.0) -> None:

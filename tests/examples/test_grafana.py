@@ -17,9 +17,9 @@ from pathlib import Path
 import yaml
 
 from grafana_dashboards import GRAFANA, expressions
-from kquota.drift.render import render_prometheus
 from kquota.drift.report import DriftKind, DriftReport, Finding
 from kquota.model import Entity
+from kquota.render.drift import render_prometheus
 
 DASHBOARDS = sorted(GRAFANA.glob("*.json"))
 RULES = Path(__file__).resolve().parents[2] / "src" / "kquota" / "devbroker" / "jmx-exporter.yaml"

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from kquota.deadline import Deadline, DeadlineExceeded, bounded
 from kquota.fleet.layout import discover
 from kquota.fleet.local import plan_fleet_local
 from kquota.fleet.spark import SparkEngine
 from kquota.fleet.synth import write_fleet
 from kquota.policy import Policy
+from kquota.runtime.deadline import Deadline, DeadlineExceeded, bounded
 
 
 @pytest.fixture(scope="module")
