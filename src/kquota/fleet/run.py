@@ -26,7 +26,7 @@ from kquota.render.json import render_plan
 
 if TYPE_CHECKING:
     from kquota.fleet.spark import SparkSettings
-    from kquota.operations.recommend import Recommended
+    from kquota.usage.recommend import Recommended
     from kquota.usage.report import UsageReport
 
 FLEET_FORMAT_VERSION = 1

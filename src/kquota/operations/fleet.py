@@ -20,7 +20,7 @@ from kquota.usage.report import UsageReport
 
 if TYPE_CHECKING:
     from kquota.fleet.spark import SparkSettings
-    from kquota.operations.recommend import Recommended
+    from kquota.usage.recommend import Recommended
 
 
 @dataclass(frozen=True)
