@@ -86,9 +86,6 @@ FORBIDDEN = [
 """(from part, to part, why): arrows no import may draw."""
 
 KNOWN: dict[tuple[str, str], str] = {
-    ("kquota.desired.exportable", "kquota.render.desired_yaml"): (
-        "export reads the YAML it renders back through the loader; the YAML writer is render's"
-    ),
     ("kquota.apply.outcome", "kquota.render.apply_report"): (
         "LEASE_LOST is one text the lease writes and the apply report reads; render may not"
         " import apply"
