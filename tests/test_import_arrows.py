@@ -114,10 +114,6 @@ FORBIDDEN = [
 """(from part, to part, why): arrows no import may draw."""
 
 KNOWN: dict[tuple[str, str], str] = {
-    ("kquota.apply.outcome", "kquota.render.apply_report"): (
-        "LEASE_LOST is one text the lease writes and the apply report reads; render may not"
-        " import apply"
-    ),
     ("kquota.planfile.reader", "kquota.render.json"): (
         "the saved plan is the JSON plan render writes: reread round-trips through it"
     ),

@@ -49,9 +49,8 @@ from kquota.apply.lease_log import (
     LeaseTimeout,
     LeaseTopicMissing,
 )
-from kquota.apply.outcome import LEASE_LOST
 from kquota.display import safe_text
-from kquota.errors import KquotaError
+from kquota.errors import LEASE_LOST, KquotaError
 from kquota.runtime import timings
 from kquota.runtime.deadline import Deadline, DeadlineExceeded, current, waiting_on
 
