@@ -24,8 +24,8 @@ import yaml
 
 import gfm
 from kquota.devbroker.launcher import BrokerInfo
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ACTION = ROOT / "action.yml"
 RUN = ROOT / "scripts" / "action-run"
 EXAMPLE = ROOT / "examples" / "gitops-repo"

@@ -21,8 +21,8 @@ import yaml
 from kquota.config.project import load_config
 from kquota.desired.loader import load_desired
 from kquota.model import Entity
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "gitops-repo"
 EXAMPLE_WORKFLOWS = EXAMPLE / ".github" / "workflows"
 PROJECT_WORKFLOWS = ROOT / ".github" / "workflows"

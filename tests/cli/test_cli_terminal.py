@@ -17,9 +17,9 @@ import pytest
 from kquota.cli import waiting
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.runtime import progress
+from repo_root import ROOT
 from terminal import on_terminal
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gitops-repo"
 SNAPSHOT = EXAMPLE / "snapshot-staging.json"
 STAGING = EXAMPLE / "quotas" / "staging"
