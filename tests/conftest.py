@@ -199,10 +199,18 @@ _BROKER_FIXTURES = frozenset(
 )
 
 
+# A test that takes a Spark fixture starts Spark (a JVM, seconds): marked `spark`, so that it
+# can be picked out (`-m spark`); the suite's runs (.ci/run, scripts/check) deselect nothing.
+_SPARK_FIXTURES = frozenset({"spark_engine", "spark_cluster"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if _BROKER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if _BROKER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.integration)
+        if _SPARK_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.spark)
 
 
 def _leaves_out_integration(config: pytest.Config) -> bool:

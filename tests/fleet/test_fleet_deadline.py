@@ -78,6 +78,7 @@ def test_the_deadline_cancels_the_spark_job_group_and_the_session_lives_on(
     assert {n: p.to_data() for n, p in spark.items()} == {n: p.to_data() for n, p in local.items()}
 
 
+@pytest.mark.spark
 def test_fleet_plan_on_spark_ends_at_its_deadline_and_writes_nothing(
     big_fleet: tuple[Path, Path], tmp_path: Path
 ) -> None:
