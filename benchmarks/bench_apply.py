@@ -22,12 +22,12 @@ applies the whole batch as a separate process, on a cluster that holds no quota 
   to 250 ms apart, then describe-all 250 ms apart until all show): the peer BENCHMARKS.md's
   1.28x was measured against, kept to show where that figure came from.
 
-Both tools report their own phases: kquota through ``KQUOTA_PHASE_TIMES`` (``kquota.timings``:
-every progress phase plus the lease, the plan and the render, in epoch seconds), AlterAll
-through its ``phase NAME START END`` lines; the benchmark sets them against the process's
-launch and exit. Every run is checked afterwards (describe until the cluster shows exactly
-the batch, bounded), then every entity is removed again with kquota's alter; checks and
-removal are not timed. Wall time and peak RSS of each process tree come from
+Both tools report their own phases: kquota through ``KQUOTA_PHASE_TIMES``
+(``kquota.runtime.timings``: every progress phase plus the lease, the plan and the render, in
+epoch seconds), AlterAll through its ``phase NAME START END`` lines; the benchmark sets them
+against the process's launch and exit. Every run is checked afterwards (describe until the
+cluster shows exactly the batch, bounded), then every entity is removed again with kquota's
+alter; checks and removal are not timed. Wall time and peak RSS of each process tree come from
 ``proctree.run_measured``, its CPU time from ``getrusage`` (the process and the children it
 waited for), and the broker's CPU time from launch to exit from ``/proc/PID/stat``
 (``proctree.tree_cpu``): what the same writes cost the broker, by tool (issue 34, part 4).
@@ -577,8 +577,9 @@ def render(
     lines += [
         "",
         "Where each process's time goes, from its own clock (kquota: `KQUOTA_PHASE_TIMES`, "
-        "`kquota.timings`; AlterAll: its `phase` lines), set against the process's launch and "
-        "exit: per step, when it began after the launch (*at*) and how long it took (*s*), "
+        "`kquota.runtime.timings`; AlterAll: its `phase` lines), set against the process's "
+        "launch and exit: per step, when it began after the launch (*at*) and how long it "
+        "took (*s*), "
         f"median of the {reps} runs above. Steps that run at once show overlapping clocks, "
         "so a column need not add up to the wall. kquota's *CPU s* is the CPU time its whole "
         "process used during the step (every thread): the rest of the step was waiting for "

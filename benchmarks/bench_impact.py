@@ -99,13 +99,13 @@ def main() -> None:
     args = parser.parse_args()
 
     from kquota.desired import load_desired
+    from kquota.desired.writer import render_desired
     from kquota.model import Entity
     from kquota.plan.impact import plan_impact
     from kquota.plan.planner import plan as make
     from kquota.plan.resolver import resolution_changes
     from kquota.plan.simulate import simulate_plan
     from kquota.policy import Policy
-    from kquota.render.desired_yaml import render_desired
     from kquota.snapshot.files import dump_snapshot, read_snapshot
 
     snapshot, desired = generate(args.entities)

@@ -31,9 +31,9 @@ def _contend(config: dict[str, str], limit: Any, done: list[float]) -> None:
 
 
 def _lease_times(bootstrap: str, reps: int) -> tuple[list[float], list[float], list[float]]:
-    from kquota import deadline
     from kquota.apply.lease import apply_lease
     from kquota.kafka.librdkafka import producer_config
+    from kquota.runtime import deadline
 
     config = producer_config({"bootstrap.servers": bootstrap})
     acquire, release, handover = [], [], []

@@ -75,7 +75,7 @@ def states(n: int) -> tuple[dict[Entity, dict[str, float]], dict[Entity, dict[st
 
 def generate(n: int, folder: Path, desired_format: str) -> tuple[Path, Path]:
     """generate writes snapshot.json and the desired state for n entities (deterministic)."""
-    from kquota.render.desired_yaml import render_desired
+    from kquota.desired.writer import render_desired
     from kquota.snapshot.files import dump_snapshot
 
     desired, snapshot = states(n)

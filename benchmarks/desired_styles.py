@@ -56,7 +56,7 @@ def write_style(
     style: str, desired: Mapping[Entity, Mapping[str, float]], folder: Path
 ) -> list[Path]:
     """write_style writes ``desired`` in ``style`` under ``folder``; the files it wrote."""
-    from kquota.render.desired_yaml import render_desired
+    from kquota.desired.writer import render_desired
 
     if style == "export":
         return [_write(folder / "desired.yaml", render_desired(desired, "benchmark"))]

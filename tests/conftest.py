@@ -28,6 +28,7 @@ from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.devbroker.tools import kafka_configs
 from kquota.fleet.spark import SparkEngine, SparkSettings
 from kquota_topics import with_lease_topic
+from repo_root import ROOT
 from spark_cluster import SparkCluster, standalone_cluster
 
 KAFKA_VERSION = os.environ.get("KQUOTA_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
@@ -198,10 +199,18 @@ _BROKER_FIXTURES = frozenset(
 )
 
 
+# A test that takes a Spark fixture starts Spark (a JVM, seconds): marked `spark`, so that it
+# can be picked out (`-m spark`); the suite's runs (.ci/run, scripts/check) deselect nothing.
+_SPARK_FIXTURES = frozenset({"spark_engine", "spark_cluster"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if _BROKER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if _BROKER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.integration)
+        if _SPARK_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.spark)
 
 
 def _leaves_out_integration(config: pytest.Config) -> bool:
@@ -235,3 +244,21 @@ def _offline_runs_start_no_broker(
             "that starts it @pytest.mark.integration",
             pytrace=False,
         )
+
+
+@pytest.fixture(scope="session")
+def actionlint() -> Path:
+    """The actionlint binary, installed by scripts/actionlint on first use (~40 s): the one
+    helper every test that lints a workflow or reads action.yml through actionlint takes."""
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "actionlint"), "--install-only"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        # A required part is missing: fail, never skip.
+        pytest.fail(f"actionlint cannot be installed:\n{proc.stdout}{proc.stderr}", pytrace=False)
+    path = Path(proc.stdout.strip().splitlines()[-1])
+    assert path.is_file() and os.access(path, os.X_OK), path
+    return path

@@ -5,10 +5,11 @@ the live usage tests (every query run by a real Prometheus)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-GRAFANA = Path(__file__).resolve().parents[1] / "examples" / "grafana"
+from repo_root import ROOT
+
+GRAFANA = ROOT / "examples" / "grafana"
 
 
 def dashboard(name: str) -> dict[str, Any]:

@@ -29,15 +29,36 @@ def eventually(
         time.sleep(0.05)
 
 
-def assert_eventually(check: Callable[[], object], timeout: float = READ_BACK_TIMEOUT) -> None:
+def assert_eventually(
+    check: Callable[[], object], timeout: float = READ_BACK_TIMEOUT, what: str = ""
+) -> None:
     """assert_eventually polls ``check`` (which asserts, or returns a truth value) until it
-    holds, re-raising its last AssertionError when ``timeout`` runs out."""
+    holds, re-raising its last AssertionError when ``timeout`` runs out (``what`` names what
+    was awaited, for a check that only returns a truth value)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            assert check()
+            assert check(), f"not seen within {timeout:g} s: {what}" if what else "never held"
             return
         except AssertionError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
+
+
+def retrying(
+    call: Callable[[], object],
+    retry_on: type[BaseException] | tuple[type[BaseException], ...],
+    timeout: float = READ_BACK_TIMEOUT,
+) -> None:
+    """retrying calls ``call`` again while it raises ``retry_on`` (a change on its way: an
+    ACL, a config), re-raising the last such error when ``timeout`` runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            call()
+            return
+        except retry_on:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)

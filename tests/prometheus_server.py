@@ -28,7 +28,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from kquota.parentdeath import signal_on_parent_death
+from kquota.runtime.parentdeath import signal_on_parent_death
 
 SCRAPE_INTERVAL = "1s"
 _READY_TIMEOUT = 60.0

@@ -118,8 +118,8 @@ def lease_held(bootstrap: str) -> Iterator[None]:
     """lease_held holds the broker's apply lease for the block, renewed, as another apply
     would: applies to that broker wait for it."""
     from kquota.apply.lease import apply_lease
-    from kquota.deadline import Deadline
     from kquota.kafka.librdkafka import producer_config
+    from kquota.runtime.deadline import Deadline
 
     limit = Deadline(time.monotonic() + 300, "the test's lease")
     with apply_lease(producer_config({"bootstrap.servers": bootstrap}), limit):

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kquota.parentdeath import signal_on_parent_death
+from kquota.runtime.parentdeath import signal_on_parent_death
 
 # The worker registers with the master within seconds; a loaded 2-core machine needs more.
 _READY_TIMEOUT = 120.0

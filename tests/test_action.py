@@ -24,8 +24,8 @@ import yaml
 
 import gfm
 from kquota.devbroker.launcher import BrokerInfo
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ACTION = ROOT / "action.yml"
 RUN = ROOT / "scripts" / "action-run"
 EXAMPLE = ROOT / "examples" / "gitops-repo"
@@ -757,16 +757,9 @@ def _tools() -> Any:
 # --- actionlint reads action.yml ------------------------------------------------------------
 
 
-def test_actionlint_checks_workflows_against_the_actions_inputs(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [str(ROOT / "scripts" / "actionlint"), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"actionlint cannot be installed:\n{proc.stderr}", pytrace=False)
-    actionlint = proc.stdout.strip().splitlines()[-1]
+def test_actionlint_checks_workflows_against_the_actions_inputs(
+    actionlint: Path, tmp_path: Path
+) -> None:
     (tmp_path / ".git").mkdir()
     shutil.copy(ACTION, tmp_path / "action.yml")
     workflows = tmp_path / ".github" / "workflows"
@@ -786,7 +779,7 @@ def test_actionlint_checks_workflows_against_the_actions_inputs(tmp_path: Path) 
         encoding="utf-8",
     )
     proc = subprocess.run(
-        [actionlint, str(bad)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        [str(actionlint), str(bad)], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 1
     assert '"comand" is not defined' in proc.stdout

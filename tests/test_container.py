@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from repo_root import ROOT
+
 DOCKERFILE = ROOT / "Dockerfile"
 
 

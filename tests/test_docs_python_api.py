@@ -9,13 +9,13 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from pathlib import Path
 
 import pytest
 
 from kquota.devbroker.launcher import BrokerInfo
+from repo_root import ROOT
 
-DOC = Path(__file__).parents[1] / "docs" / "python-api.md"
+DOC = ROOT / "docs" / "python-api.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from _pytest.mark.expression import Expression
 
-ROOT = Path(__file__).resolve().parent.parent
+from repo_root import ROOT
 
 
 def floors_expression() -> str:

@@ -11,14 +11,13 @@ import re
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import yaml
 
 import kquota
 from kquota.version import __version__
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 URL = "https://github.com/kquota/kquota"
 
 

@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 
 from kquota.version import __version__
-
-ROOT = Path(__file__).resolve().parent.parent
+from repo_root import ROOT
 
 
 def test_release_check_builds_checks_and_runs_the_wheel(tmp_path: Path) -> None:

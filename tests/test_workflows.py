@@ -8,7 +8,6 @@ commands, least-privilege permissions, secrets only through env).
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -21,29 +20,12 @@ import yaml
 from kquota.config.project import load_config
 from kquota.desired.loader import load_desired
 from kquota.model import Entity
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "gitops-repo"
 EXAMPLE_WORKFLOWS = EXAMPLE / ".github" / "workflows"
 PROJECT_WORKFLOWS = ROOT / ".github" / "workflows"
 ALL_WORKFLOWS = sorted(PROJECT_WORKFLOWS.glob("*.yml")) + sorted(EXAMPLE_WORKFLOWS.glob("*.yml"))
-
-
-@pytest.fixture(scope="module")
-def actionlint() -> Path:
-    """The actionlint binary, installed by scripts/actionlint on first use (~40 s)."""
-    proc = subprocess.run(
-        [str(ROOT / "scripts" / "actionlint"), "--install-only"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if proc.returncode != 0:
-        # A required part is missing: fail, never skip.
-        pytest.fail(f"actionlint cannot be installed:\n{proc.stdout}{proc.stderr}", pytrace=False)
-    path = Path(proc.stdout.strip().splitlines()[-1])
-    assert path.is_file() and os.access(path, os.X_OK), path
-    return path
 
 
 def _load(path: Path) -> dict[Any, Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kquota.lazy_exports import lazy_getattr
+from kquota.runtime.lazy_exports import lazy_getattr
 from kquota.version import __version__
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from kquota.apply.staleness import StalePlanError
     from kquota.audit import AuditError
     from kquota.config.project import ConfigError
-    from kquota.deadline import DeadlineExceeded
     from kquota.desired.problems import DesiredStateError
     from kquota.errors import AlterationFailed, KquotaError, UsageError
     from kquota.kafka.admin import QuotaAlteration, QuotaOp
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
     from kquota.planfile.writer import write_plan
     from kquota.policy import Policy
     from kquota.principal import Principal
+    from kquota.runtime.deadline import DeadlineExceeded
     from kquota.target import Target
 
 _EXPORTS: dict[str, str] = {
@@ -74,7 +74,7 @@ _EXPORTS: dict[str, str] = {
     "BrokerConnectionError": "kquota.kafka.errors",
     "ClusterAuthorizationError": "kquota.kafka.errors",
     "ConfigError": "kquota.config.project",
-    "DeadlineExceeded": "kquota.deadline",
+    "DeadlineExceeded": "kquota.runtime.deadline",
     "DesiredStateError": "kquota.desired.problems",
     "DesiredValidation": "kquota.operations.desired",
     "DriftResult": "kquota.operations.drift",

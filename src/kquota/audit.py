@@ -47,7 +47,6 @@ from typing import Any, ClassVar, Protocol
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from kquota.audit_keys import AuditKeys
-from kquota.closing import ClosesOnExit
 from kquota.display import safe_text
 from kquota.errors import KquotaError
 from kquota.kafka.librdkafka import (
@@ -59,6 +58,7 @@ from kquota.kafka.librdkafka import (
     producer_config,
 )
 from kquota.model import Entity
+from kquota.runtime.closing import ClosesOnExit
 from kquota.secrets import is_secret
 from kquota.timestamps import utc_timestamp
 from kquota.version import __version__

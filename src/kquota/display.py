@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from kquota.lookalike import invisible
+from kquota.confusables import invisible
 
 DEFAULT_NAME_DISPLAY = "<default>"
 """How the default entity's name is shown (and written in YAML matches)."""

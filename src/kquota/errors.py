@@ -13,6 +13,11 @@ class KquotaError(Exception):
     warnings: tuple[object, ...] = ()
 
 
+LEASE_LOST = "the apply lease was lost"
+"""How :class:`kquota.apply.lease.LeaseLost` messages begin: the apply report tells by it a
+stop from a broken connection (one text the lease writes and the report reads, below both)."""
+
+
 class UsageError(KquotaError):
     """UsageError: the command line or a config file asks for something impossible."""
 

@@ -22,7 +22,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import TypeVar
 
-from kquota.lookalike import invisible_chars
+from kquota.confusables import invisible_chars
 from kquota.model import IP, Entity
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -50,7 +50,7 @@ def canonical_ip(name: str) -> str | None:
 def unusual_name(name: str) -> bool:
     """unusual_name: the name has control, format or other invisible characters (anything
     Python's ``str.isprintable`` refuses, and the default-ignorable and blank characters it
-    accepts, such as U+3164 HANGUL FILLER: see :mod:`kquota.lookalike`) or whitespace
+    accepts, such as U+3164 HANGUL FILLER: see :mod:`kquota.confusables`) or whitespace
     around it."""
     return not name.isprintable() or name != name.strip() or bool(invisible_chars(name))
 

@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kquota import progress
 from kquota.config.file import find_config
 from kquota.errors import KquotaError, UsageError
 from kquota.model import Origin, QuotaState
+from kquota.runtime import progress
 from kquota.secrets import Provenance, mask
 
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ import kquota
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.admin import WireAdmin
+from polling import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -26,12 +27,9 @@ PBR, CBR, RP, CMR = (
 )
 
 
-def eventually(read: Callable[[], kquota.QuotaState], expected: kquota.QuotaState) -> None:
-    """eventually polls a describe until it shows ``expected`` (describes lag alters)."""
-    deadline = time.monotonic() + 5
-    while (got := read()) != expected and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert got == expected
+def shows(read: Callable[[], kquota.QuotaState], expected: kquota.QuotaState) -> None:
+    """shows polls a describe until it shows ``expected`` (describes lag alters)."""
+    assert eventually(read, lambda got: got == expected) == expected
 
 
 def test_sync_alter_describe_resolve(kafka_broker: BrokerInfo) -> None:
@@ -49,7 +47,7 @@ def test_sync_alter_describe_resolve(kafka_broker: BrokerInfo) -> None:
         )
         assert [(r.entity, r.ok) for r in results] == [(U, True), (UD, True), (C, True)]
         # KIP-546 matching: not strict by default, strict narrows
-        eventually(
+        shows(
             lambda: admin.describe({"user": user}),
             {U: {PBR: 1048576.0, RP: 25.5}, UD: {CBR: 2097152.0}},
         )
@@ -69,7 +67,7 @@ def test_sync_alter_describe_resolve(kafka_broker: BrokerInfo) -> None:
         (checked,) = admin.alter([(U, {PBR: 1})], validate_only=True)
         assert checked.ok
         assert admin.alter([(U, {PBR: None, RP: None}), (UD, {CBR: None}), (C, {CMR: None})])
-        eventually(lambda: admin.describe({"user": user}), {})
+        shows(lambda: admin.describe({"user": user}), {})
 
 
 def test_async_admin_and_keyword_properties(kafka_broker: BrokerInfo) -> None:

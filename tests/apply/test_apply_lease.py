@@ -21,12 +21,13 @@ from kquota.apply.lease import (
 )
 from kquota.apply.lease_admin import LeaseState, status_lines
 from kquota.apply.lease_log import merged_bootstrap
+from kquota.errors import LEASE_LOST
 from kquota.kafka.admin import AlterResult
 from kquota.model import Entity, QuotaState
 from kquota.operations.apply import lease_checked
 from kquota.plan.planner import plan as make_plan
 from kquota.policy import Policy
-from kquota.render.apply_report import LEASE_LOST, stop_lines
+from kquota.render.apply_report import stop_lines
 
 INFO = {"host": "ci", "pid": 1, "user": "bot", "ttl_ms": 1000}
 

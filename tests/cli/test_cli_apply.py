@@ -23,7 +23,7 @@ from kquota.kafka.admin import WireAdmin
 from kquota.model import Entity
 from kquota.snapshot.files import dump_snapshot
 
-CORPUS = Path(__file__).parents[1] / "apply" / "plan_corpus"
+CORPUS = Path(__file__).parents[1] / "planfile" / "plan_corpus"
 HOSTILE = sorted(p for p in CORPUS.glob("*.json") if p.name != "good.json")
 HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
 

@@ -18,7 +18,7 @@ from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 
 HEADER = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
-CORPUS = Path(__file__).parents[1] / "apply" / "plan_corpus"
+CORPUS = Path(__file__).parents[1] / "planfile" / "plan_corpus"
 
 
 @pytest.mark.integration

@@ -14,7 +14,7 @@ import pytest
 from test_cli_apply import FakeListener, fake_listener, repo  # noqa: F401 (fixtures)
 
 from cli_runner import run_kquota
-from kquota.deadline import parse_duration
+from kquota.runtime.deadline import parse_duration
 
 ADDR = "ADDR"  # replaced by the listener's address
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_kquota
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "examples" / "gitops-repo" / "snapshot-staging.json"
 
 

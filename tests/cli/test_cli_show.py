@@ -11,7 +11,7 @@ import pytest
 from cli_runner import run_kquota
 from kquota.fleet.synth import write_fleet
 
-CORPUS = Path(__file__).parent.parent / "apply" / "plan_corpus"
+CORPUS = Path(__file__).parents[1] / "planfile" / "plan_corpus"
 GOOD = CORPUS / "good.json"
 GUARDED = CORPUS / "guard_lies.json"
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from kquota import progress
 from kquota.cli import waiting
 from kquota.devbroker.launcher import BrokerInfo
+from kquota.runtime import progress
+from repo_root import ROOT
 from terminal import on_terminal
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gitops-repo"
 SNAPSHOT = EXAMPLE / "snapshot-staging.json"
 STAGING = EXAMPLE / "quotas" / "staging"
@@ -285,12 +285,12 @@ def test_verify_counts_each_entity_once_and_says_what_it_waits_for(
     """A large apply's verification first waits for the last entity written: the status
     line names that wait (its seconds move while the bar is still at 0), and the probe is not
     counted, so the bar ends at the number of entities, not one past it."""
-    from kquota import deadline
     from kquota.apply import applier
     from kquota.kafka.admin import WireAdmin
     from kquota.model import Entity
     from kquota.plan.planner import plan as make_plan
     from kquota.policy import Policy
+    from kquota.runtime import deadline
 
     counted: list[tuple[str, int]] = []
     waits: list[list[str]] = []

@@ -7,16 +7,10 @@ import time
 
 import pytest
 
-from kquota import deadline
 from kquota.cli import waiting
 from kquota.cli.waiting import log_line, waiting_indicator
-
-
-def _until(check: object, bound: float = 30.0) -> None:
-    end = time.monotonic() + bound
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < end, "never happened"
-        time.sleep(0.02)
+from kquota.runtime import deadline
+from polling import assert_eventually
 
 
 def test_the_log_line_names_the_wait_its_length_and_the_deadline() -> None:
@@ -32,14 +26,14 @@ def test_off_a_terminal_each_long_wait_phase_gets_one_line(monkeypatch: pytest.M
     stream = io.StringIO()  # not a terminal: no frames, no escapes
     with deadline.bounded(60, "--timeout 1m"), waiting_indicator(stream):
         with deadline.waiting_on("the first thing"):
-            _until(lambda: "the first thing" in stream.getvalue())
+            assert_eventually(lambda: "the first thing" in stream.getvalue())
             seen = stream.getvalue()
             # Several ticks later, still one line for this phase.
             ticks = time.monotonic() + 5 * waiting._TICK
-            _until(lambda: time.monotonic() > ticks)
+            assert_eventually(lambda: time.monotonic() > ticks)
             assert stream.getvalue() == seen
         with deadline.waiting_on("the second thing"):
-            _until(lambda: "the second thing" in stream.getvalue())
+            assert_eventually(lambda: "the second thing" in stream.getvalue())
         with deadline.waiting_on("a quick answer"):
             pass
     lines = stream.getvalue().splitlines()
@@ -56,7 +50,7 @@ def test_a_wait_answered_only_after_the_deadline_is_what_the_message_names() -> 
     # what took the time, not end with a bare "deadline ran out".
     with deadline.bounded(0.05, "--timeout 20s") as limit:
         with deadline.waiting_on("the Spark session to start"):
-            _until(lambda: limit.expired)
+            assert_eventually(lambda: limit.expired)
         with pytest.raises(deadline.DeadlineExceeded) as e:
             deadline.check()
     assert str(e.value).startswith(

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compat-matrix"
+from repo_root import ROOT
+
+SCRIPT = ROOT / "scripts" / "compat-matrix"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -16,8 +16,8 @@ import yaml
 
 from kquota.config.project import ConfigError, load_config
 from kquota.config.schema import json_schema
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "kquota-config.schema.json"
 PAGE = ROOT / "docs" / "kquota-yaml.md"
 

@@ -9,10 +9,10 @@ import pytest
 
 from kquota.desired import DesiredState, DesiredStateError, SourceLocation, load_desired
 from kquota.model import Entity
+from repo_root import ROOT
 
 HEAD = "apiVersion: kquota/v1\nkind: ClientQuotas\n"
 OVERLAY = "apiVersion: kquota/v1\nkind: ClientQuotasOverlay\n"
-REPO = Path(__file__).parents[2]
 
 
 def write(path: Path, text: str) -> Path:
@@ -244,8 +244,8 @@ def test_desired_utf16_file_is_read(tmp_path: Path) -> None:
 
 
 def test_desired_demo_and_examples_are_valid() -> None:
-    assert len(load_desired([REPO / "quotas"]).quotas) >= 5
-    examples = REPO / "examples/desired"
+    assert len(load_desired([ROOT / "quotas"]).quotas) >= 5
+    examples = ROOT / "examples/desired"
     for cluster in ("prod", "staging"):
         state = load_desired([examples / "base", examples / "overlays" / cluster])
         assert Entity.of({"user": "<default>"}) in state.quotas  # the literal-name example

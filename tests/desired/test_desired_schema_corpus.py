@@ -18,12 +18,12 @@ import yaml
 from yaml12 import load_all
 
 from kquota.desired import DesiredStateError, load_desired
+from repo_root import ROOT
 
 HERE = Path(__file__).parent
-REPO = HERE.parent.parent
 CORPUS = sorted(p for d in ("good", "warn", "bad") for p in (HERE / d).glob("*.yaml"))
 VALIDATOR = jsonschema.Draft202012Validator(
-    json.loads((REPO / "docs" / "kquota-desired.schema.json").read_text(encoding="utf-8"))
+    json.loads((ROOT / "docs" / "kquota-desired.schema.json").read_text(encoding="utf-8"))
 )
 
 CANNOT_EXPRESS: dict[str, str] = {

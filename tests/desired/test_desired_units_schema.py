@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from kquota.desired.models import DesiredFile
 from kquota.desired.schema import json_schema
 from kquota.units import UNITS, UnitError, format_byte_size, parse_byte_size
-
-REPO = Path(__file__).parents[2]
+from repo_root import ROOT
 
 
 @pytest.mark.parametrize(
@@ -63,7 +62,7 @@ def test_desired_units_fractions_are_exact(whole: int, frac: int, unit: str) -> 
 
 
 def test_desired_schema_file_is_current() -> None:
-    committed = json.loads((REPO / "docs/kquota-desired.schema.json").read_text())
+    committed = json.loads((ROOT / "docs/kquota-desired.schema.json").read_text())
     assert committed == json_schema(), (
         "regenerate: kquota validate --print-schema > docs/kquota-desired.schema.json"
     )
@@ -84,7 +83,7 @@ def test_desired_schema_offers_no_null_and_knows_every_key() -> None:
 
 
 def _yaml_files() -> list[Path]:
-    roots = [REPO / "quotas", REPO / "examples/desired", Path(__file__).parent / "good"]
+    roots = [ROOT / "quotas", ROOT / "examples/desired", Path(__file__).parent / "good"]
     return sorted(p for r in roots for p in r.rglob("*.yaml"))
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import dataclasses
 
 import gfm
-from kquota.drift.render import (
+from kquota.drift.report import DriftKind, drift_report
+from kquota.model import Entity
+from kquota.plan.planner import plan as make_plan
+from kquota.policy import Policy
+from kquota.render.drift import (
     render_fleet_markdown,
     render_json,
     render_markdown,
     render_prometheus,
     render_text,
 )
-from kquota.drift.report import DriftKind, drift_report
-from kquota.model import Entity
-from kquota.plan.planner import plan as make_plan
-from kquota.policy import Policy
 
 A = Entity.of({"user": "a"})
 B = Entity.of({"user": "b"})
@@ -125,8 +125,8 @@ def test_fleet_markdown_counts_the_clusters_it_cannot_show() -> None:
 
 
 def test_the_report_ends_with_the_next_step_only_when_there_is_one() -> None:
-    from kquota.drift.render import next_step
     from kquota.policy import ProtectMatch
+    from kquota.render.drift import next_step
 
     in_sync = drift_report(make_plan(DESIRED, DESIRED, Policy()), prune=False)
     assert next_step(in_sync) is None and "next:" not in render_text(in_sync)

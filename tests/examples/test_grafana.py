@@ -17,12 +17,13 @@ from pathlib import Path
 import yaml
 
 from grafana_dashboards import GRAFANA, expressions
-from kquota.drift.render import render_prometheus
 from kquota.drift.report import DriftKind, DriftReport, Finding
 from kquota.model import Entity
+from kquota.render.drift import render_prometheus
+from repo_root import ROOT
 
 DASHBOARDS = sorted(GRAFANA.glob("*.json"))
-RULES = Path(__file__).resolve().parents[2] / "src" / "kquota" / "devbroker" / "jmx-exporter.yaml"
+RULES = ROOT / "src" / "kquota" / "devbroker" / "jmx-exporter.yaml"
 SCRAPE_LABELS = frozenset(["instance", "job", "cluster"])
 """Labels a Prometheus scrape adds to every series: its own, and docs/usage.md's cluster."""
 

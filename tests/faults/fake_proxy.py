@@ -43,7 +43,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kquota.closing import ClosesOnExit
+from kquota.runtime.closing import ClosesOnExit
 
 _POLL = 0.05
 _CHUNK = 65536

@@ -20,12 +20,12 @@ import pytest
 
 from cli_runner import run_kquota
 from cluster_harness import NODE_IDS, ThreeNodes
-from kquota import deadline
 from kquota.apply.lease import apply_lease
 from kquota.devbroker.cluster import node_dir
 from kquota.devbroker.launcher import stop_broker
 from kquota.devbroker.tools import kafka_configs
 from kquota.kafka.librdkafka import producer_config
+from kquota.runtime import deadline
 
 pytestmark = pytest.mark.integration
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from kquota import deadline
 from kquota.apply.lease import UNCONFIRMED_RELEASE, apply_lease
 from kquota.apply.lease_log import LeaseLog
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.kafka.admin import WireAdmin
 from kquota.kafka.librdkafka import producer_config
+from kquota.runtime import deadline
 from kquota_topics import with_lease_topic
 from terminal import on_terminal
 

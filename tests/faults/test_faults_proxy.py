@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 import struct
 import subprocess
-import time
 import uuid
 from collections.abc import Callable
 
@@ -20,7 +19,7 @@ from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.probe import api_versions_ok, describe_quotas_ok
 from kquota.kafka.admin import WireAdmin
 from kquota.model import Entity
-from polling import eventually
+from polling import assert_eventually, eventually
 
 # The kafka_configs_tool fixture (tests/conftest.py), typed by shape: importing its class via
 # `from conftest import ...` breaks once another folder has a conftest.py of its own.
@@ -81,15 +80,6 @@ def _connect(proxy: FaultProxy) -> socket.socket:
     return sock
 
 
-def _wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_listens_on_loopback_only(kafka_broker: BrokerInfo) -> None:
     with FaultProxy(kafka_broker.bootstrap_servers) as proxy:
         assert proxy.host == "127.0.0.1"
@@ -123,7 +113,7 @@ def test_cut_gives_an_open_connection_eof_and_new_ones_still_work(
             assert proxy.active_connections() == 1
             assert proxy.cut() == 1
             assert _reads_eof(sock)
-        assert _wait_for(lambda: proxy.active_connections() == 0)
+        assert_eventually(lambda: proxy.active_connections() == 0)
         assert api_versions_ok(proxy.host, proxy.port)
 
 
@@ -201,7 +191,7 @@ def test_refuse_for_refuses_then_listens_again(kafka_broker: BrokerInfo) -> None
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection((proxy.host, proxy.port), timeout=2).close()
         assert not api_versions_ok(proxy.host, proxy.port)
-        assert _wait_for(lambda: api_versions_ok(proxy.host, proxy.port), timeout=window + 30)
+        assert_eventually(lambda: api_versions_ok(proxy.host, proxy.port), timeout=window + 30)
 
 
 def test_stops_by_itself_after_its_lifetime(kafka_broker: BrokerInfo) -> None:

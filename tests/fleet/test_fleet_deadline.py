@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from kquota.deadline import Deadline, DeadlineExceeded, bounded
 from kquota.fleet.layout import discover
 from kquota.fleet.local import plan_fleet_local
 from kquota.fleet.spark import SparkEngine
 from kquota.fleet.synth import write_fleet
 from kquota.policy import Policy
+from kquota.runtime.deadline import Deadline, DeadlineExceeded, bounded
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +78,7 @@ def test_the_deadline_cancels_the_spark_job_group_and_the_session_lives_on(
     assert {n: p.to_data() for n, p in spark.items()} == {n: p.to_data() for n, p in local.items()}
 
 
+@pytest.mark.spark
 def test_fleet_plan_on_spark_ends_at_its_deadline_and_writes_nothing(
     big_fleet: tuple[Path, Path], tmp_path: Path
 ) -> None:

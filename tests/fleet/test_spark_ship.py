@@ -8,6 +8,8 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from kquota.fleet.spark_ship import EXECUTOR_PACKAGES, build_archive, ship_settings
 from kquota.fleet.synth import write_fleet
 
@@ -33,6 +35,7 @@ def test_shipping_keeps_the_users_archives_and_python_path(tmp_path: Path) -> No
     }
 
 
+@pytest.mark.spark
 def test_an_executor_python_that_cannot_start_is_one_clear_error(tmp_path: Path) -> None:
     write_fleet(tmp_path / "desired", tmp_path / "snapshots", clusters=1, entities=5)
     run = subprocess.run(

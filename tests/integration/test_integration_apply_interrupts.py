@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from conftest import KafkaConfigsTool
-from kquota import deadline
 from kquota.apply.applier import apply_plan
 from kquota.apply.lease import apply_lease
 from kquota.devbroker.launcher import BrokerInfo
@@ -30,6 +29,7 @@ from kquota.kafka.librdkafka import producer_config
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
 from kquota.policy import Policy
+from kquota.runtime import deadline
 from polling import eventually
 
 pytestmark = pytest.mark.integration

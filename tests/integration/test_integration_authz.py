@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,30 +19,16 @@ from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import ClusterAuthorizationError
 from kquota.model import Entity, QuotaState
 from kquota.target import Target
+from polling import retrying
 
 pytestmark = pytest.mark.integration
 
 T = secrets.token_hex(3)
 
 
-def eventually(
-    call: Callable[[], object], retry_on: type[BaseException], timeout: float = 30.0
-) -> None:
-    """eventually retries CALL while it raises RETRY_ON: an ACL change is on its way."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            call()
-            return
-        except retry_on:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
 def eventually_authorized(call: Callable[[], object]) -> None:
     """eventually_authorized retries CALL until a fresh cluster ACL reaches the broker."""
-    eventually(call, ClusterAuthorizationError)
+    retrying(call, ClusterAuthorizationError)
 
 
 def _as(broker: BrokerInfo, user: str) -> Target:
@@ -256,13 +241,13 @@ def test_audit_topic_writability_is_checked_before_commit_and_a_lost_audit_exits
     # With WRITE the check passes; the WRITE is then taken away between commit and publish
     # (a real revocation on the real broker, timed by wrapping the commit step).
     allow(broker, carol, AclOperation.WRITE, on_topic)
-    eventually(audit_check, AuditError)
+    retrying(audit_check, AuditError)
     real_apply = applier.apply_plan
 
     def apply_then_revoke_write(*args: Any, **kwargs: Any) -> Any:
         report = real_apply(*args, **kwargs)
         revoke(broker, carol, AclOperation.WRITE, on_topic)
-        eventually(audit_write_denied, pytest.fail.Exception)
+        retrying(audit_write_denied, pytest.fail.Exception)
         return report
 
     monkeypatch.setattr(applier, "apply_plan", apply_then_revoke_write)

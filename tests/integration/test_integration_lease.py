@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_kquota
-from kquota import deadline
 from kquota.apply.lease import (
     LEASE_TOPIC,
     RENEW_EVERY,
@@ -36,6 +35,7 @@ from kquota.apply.lease_admin import lease_state, release_claim
 from kquota.apply.lease_log import LeaseLog
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.kafka.librdkafka import producer_config
+from kquota.runtime import deadline
 
 pytestmark = pytest.mark.integration
 
@@ -147,7 +147,7 @@ def _eventually_lost(held: HeldLease) -> None:
 
 HOLDER = """
 import sys, time
-from kquota import deadline
+from kquota.runtime import deadline
 from kquota.apply.lease import apply_lease
 from kquota.kafka.librdkafka import producer_config
 with deadline.bounded(600, "holder") as limit:

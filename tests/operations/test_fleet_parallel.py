@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from kquota import deadline
 from kquota.operations import fleet_parallel
 from kquota.operations.fleet_apply import FleetApplyRequest
 from kquota.operations.fleet_parallel import _backstop, _Child, _collect, apply_side_by_side
 from kquota.plan.rollout import FAILED, NOT_ATTEMPTED, ClusterOutcome, Wave
+from kquota.runtime import deadline
 
 
 def _child(tmp_path: Path, code: str) -> tuple[_Child, queue.Queue[tuple[str, str]]]:

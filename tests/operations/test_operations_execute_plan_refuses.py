@@ -22,7 +22,7 @@ from fake_listener import FakeListener
 from kquota.plan.types import Plan
 from kquota.policy import Policy
 
-CORPUS = Path(__file__).parents[1] / "apply" / "plan_corpus"
+CORPUS = Path(__file__).parents[1] / "planfile" / "plan_corpus"
 HOSTILE = sorted(p for p in CORPUS.glob("*.json") if p.name != "good.json")
 
 

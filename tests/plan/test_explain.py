@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,8 @@ from kquota.plan.explain import explain
 from kquota.plan.precedence import Level, candidate
 from kquota.plan.resolver import resolve
 from kquota.render.explain import render_explanation
+from repo_root import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "producer_byte_rate"
 
 

@@ -15,11 +15,12 @@ from kquota.model import Entity
 from kquota.operations.replay import BROKERS, DECLARED, DEFAULTS, quota_window
 from kquota.plan.guard import FLAGS, GuardRefused, refuse
 from kquota.plan.planner import plan as make_plan
+from kquota.plan.replay import QuotaWindow
 from kquota.plan.resolver import Principal, ResolutionChange, ResolvedQuota
 from kquota.plan.types import Plan
 from kquota.policy import Policy
 from kquota.target import Target
-from kquota.usage.replay import QuotaWindow, replay
+from kquota.usage.replay import replay
 from kquota.usage.rows import PRODUCE_BYTE_RATE, Sample
 from kquota.usage.series import group
 

@@ -77,7 +77,7 @@ def test_text_lists_removals_first(big: Plan) -> None:
 def test_rendering_runs_no_cyclic_collection(big: Plan, render: Callable[[Plan], str]) -> None:
     """A plan of 20,000 groups builds tens of thousands of objects, none in a cycle: each
     collection the cyclic collector started would walk the whole plan and find nothing
-    (kquota.gcpause). Rendering pauses it, whoever calls the renderer: unpaused, this plan
+    (kquota.runtime.gcpause). Rendering pauses it, whoever calls the renderer: unpaused, this plan
     started dozens."""
     started: list[int] = []
 

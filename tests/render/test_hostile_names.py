@@ -25,9 +25,6 @@ import gfm
 from hostile_names import HOSTILE
 from kquota.cli.main import cli
 from kquota.display import safe_text
-from kquota.drift.render import render_json as drift_json
-from kquota.drift.render import render_markdown as drift_markdown
-from kquota.drift.render import render_prometheus, render_text
 from kquota.drift.report import drift_report
 from kquota.model import Entity, QuotaState, display_entity
 from kquota.plan.planner import plan as make_plan
@@ -37,6 +34,9 @@ from kquota.plan.types import Plan
 from kquota.policy import Policy
 from kquota.render import json as plan_json
 from kquota.render import markdown, text
+from kquota.render.drift import render_json as drift_json
+from kquota.render.drift import render_markdown as drift_markdown
+from kquota.render.drift import render_prometheus, render_text
 from kquota.snapshot.files import dump_snapshot
 
 P = "producer_byte_rate"

@@ -11,12 +11,12 @@ import gfm
 from hostile_names import HOSTILE
 from kquota.model import Entity, QuotaState
 from kquota.plan.planner import plan as make_plan
+from kquota.plan.replay import QuotaWindow
 from kquota.plan.types import Plan
 from kquota.policy import Policy
 from kquota.render import markdown, text
 from kquota.render.json import render_plan as render_json
 from kquota.render.verdict import json_plan
-from kquota.usage.replay import QuotaWindow
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
 
 P = "producer_byte_rate"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,8 +27,9 @@ from kquota.plan.types import Alteration, ChangeKind, Op, Plan
 from kquota.policy import Policy
 from kquota.render import text, verdict
 from kquota.render.change_groups import change_words
+from repo_root import ROOT
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_apply import batch  # noqa: E402  (apply's data, the shape the loop is fast for)
 
 P, C = "producer_byte_rate", "consumer_byte_rate"

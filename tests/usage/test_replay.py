@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import pytest
 
 from kquota.model import Entity
+from kquota.plan.replay import QuotaWindow
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
 from kquota.principal import Principal
-from kquota.usage.replay import QuotaWindow, percent, replay, step_ms
+from kquota.usage.replay import percent, replay, step_ms
 from kquota.usage.rows import (
     FETCH_BYTE_RATE,
     PRODUCE_BYTE_RATE,

@@ -21,6 +21,7 @@ from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
 from kquota.devbroker.probe import metrics_ok
 from kquota.usage.prometheus import PrometheusError, prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, REQUEST_TIME, Sample
+from polling import assert_eventually
 from prometheus_server import RunningPrometheus, running_prometheus
 from usage_load import produce, produce_together
 
@@ -83,14 +84,6 @@ def samples(live: Live, since: float, **kwargs: object) -> list[Sample]:
             **kwargs,  # type: ignore[arg-type]
         )
     )
-
-
-def poll(check: object, what: str, timeout: float = POLL) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            pytest.fail(f"not seen within {timeout:.0f}s: {what}")
-        time.sleep(0.5)
 
 
 def set_quota(live: Live, entity: list[str], config: str) -> None:
@@ -169,7 +162,9 @@ def test_02c_request_time_and_quoted_client_ids(live: Live) -> None:
     def rows() -> list[Sample]:
         return [s for s in samples(live, since) if s.metric == REQUEST_TIME]
 
-    poll(lambda: any(s.client_id == odd for s in rows()), "the odd client's request time")
+    assert_eventually(
+        lambda: any(s.client_id == odd for s in rows()), POLL, "the odd client's request time"
+    )
     assert all(s.user is None for s in rows() if s.client_id == odd)
 
 
@@ -233,7 +228,9 @@ def test_04_throttled_rate_is_censored(live: Live) -> None:
         )
 
     rows = [s for s in samples(live, since) if s.user == "bob"]
-    poll(seen, f"bob's throttle time in Prometheus (sent {sent}, had {_peaks(rows)})")
+    assert_eventually(
+        seen, POLL, f"bob's throttle time in Prometheus (sent {sent}, had {_peaks(rows)})"
+    )
     rows = [s for s in samples(live, since) if s.user == "bob"]
     peak_rate = max(s.value for s in rows if s.metric == PRODUCE_BYTE_RATE)
     peak_throttle = max(s.value for s in rows if s.metric == PRODUCE_THROTTLE_TIME)
@@ -262,7 +259,9 @@ def test_05_idle_sensor_stays_and_reads_zero(live: Live) -> None:
             ]
 
         assert rate_lines() and float(rate_lines()[0].rsplit(" ", 1)[1]) > 0
-        poll(lambda: rate_lines() and float(rate_lines()[0].rsplit(" ", 1)[1]) == 0, "rate 0")
+        assert_eventually(
+            lambda: rate_lines() and float(rate_lines()[0].rsplit(" ", 1)[1]) == 0, POLL, "rate 0"
+        )
         assert len(rate_lines()) == 1
     finally:
         delete_quota(live, DEFAULT_CLIENT, "producer_byte_rate")
@@ -290,8 +289,9 @@ def test_06_usage_reports_known_rates(live: Live) -> None:
                 found[s.user] = max(found.get(s.user, 0.0), s.value)
         return found
 
-    poll(
+    assert_eventually(
         lambda: all(peaks().get(u, 0) > 0.75 * rate for u, rate in loads.items()),
+        POLL,
         "both principals' rates in Prometheus",
     )
     got = peaks()
@@ -434,7 +434,11 @@ def test_06e_the_usage_dashboard_reads_the_live_series(live: Live) -> None:
 
 def test_07_too_many_series_refused_with_a_count(live: Live) -> None:
     since = time.time() - 600
-    poll(lambda: len({(s.user, s.client_id, s.metric) for s in samples(live, since)}) > 2, "series")
+    assert_eventually(
+        lambda: len({(s.user, s.client_id, s.metric) for s in samples(live, since)}) > 2,
+        POLL,
+        "series",
+    )
     with pytest.raises(PrometheusError, match=r"holds \d+ quota series.*at most 2 at once"):
         samples(live, since, max_series=2)
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from kquota import deadline
 from kquota.errors import KquotaError, UsageError
+from kquota.runtime import deadline
 from kquota.usage.prometheus import PrometheusError, default_step, prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
 

@@ -23,12 +23,12 @@ from kquota.api.entities import (
     filter_components,
     type_problem,
 )
-from kquota.closing import ClosesOnExit
 from kquota.errors import UsageError
 from kquota.kafka.admin import AsyncWireAdmin as _CoreAdmin
 from kquota.kafka.admin import FilterComponent
 from kquota.model import CLIENT_ID, IP, USER, QuotaState
 from kquota.plan.resolver import Resolution, resolve
+from kquota.runtime.closing import ClosesOnExit
 from kquota.target import Target
 
 T = TypeVar("T")

@@ -13,8 +13,8 @@
    mid-apply leaves a clear split of committed / uncertain / not attempted entities, and
    re-running the same plan converges because every op is an idempotent set or remove.
    SIGINT/SIGTERM (as KeyboardInterrupt, see :mod:`kquota.apply.interrupts`) and the command's
-   deadline (:mod:`kquota.deadline`) stop the commit the same way; the batch in flight is then
-   settled by describing, a few seconds at most.
+   deadline (:mod:`kquota.runtime.deadline`) stop the commit the same way; the batch in
+   flight is then settled by describing, a few seconds at most.
 4. Verify: poll describe at every live broker until each shows what this run wrote, within a
    bound, and report the entities that did not converge and those another writer changed
    since. Brokers apply the metadata log at their own pace; waiting for all of them means a
@@ -32,13 +32,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from kquota import deadline, progress
 from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.apply.verify import overwritten, unconverged
-from kquota.deadline import DeadlineExceeded, bounded
 from kquota.model import Entity, QuotaState
 from kquota.plan.guard import refuse_unapplied
 from kquota.plan.types import Alteration, Plan
+from kquota.runtime import deadline, progress
+from kquota.runtime.deadline import DeadlineExceeded, bounded
 
 DEFAULT_BATCH_SIZE = 20_000
 """Alterations per commit call. WireAdmin splits each call into requests of at most 5,000

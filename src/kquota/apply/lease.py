@@ -42,7 +42,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kquota import timings
 from kquota.apply.lease_log import (
     LeaseError,
     LeaseLog,
@@ -50,10 +49,10 @@ from kquota.apply.lease_log import (
     LeaseTimeout,
     LeaseTopicMissing,
 )
-from kquota.apply.outcome import LEASE_LOST
-from kquota.deadline import Deadline, DeadlineExceeded, current, waiting_on
 from kquota.display import safe_text
-from kquota.errors import KquotaError
+from kquota.errors import LEASE_LOST, KquotaError
+from kquota.runtime import timings
+from kquota.runtime.deadline import Deadline, DeadlineExceeded, current, waiting_on
 
 __all__ = [
     "LEASE_TOPIC",

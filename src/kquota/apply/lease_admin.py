@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from kquota.apply.lease import LEASE_TOPIC, RENEW_EVERY, Holder, holder_after, utc
 from kquota.apply.lease_log import LeaseLog, LeaseRecord
-from kquota.deadline import Deadline, waiting_on
-from kquota.pids import pid_alive
+from kquota.runtime.deadline import Deadline, waiting_on
+from kquota.runtime.pids import pid_alive
 
 
 @dataclass(frozen=True)

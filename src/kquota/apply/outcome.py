@@ -17,7 +17,6 @@ from __future__ import annotations
 from kquota.apply.applier import ApplyReport
 from kquota.apply.interrupts import exit_status, signal_name
 from kquota.errors import KquotaError
-from kquota.render.apply_report import LEASE_LOST
 
 OVERWRITTEN_EXIT = 4
 
@@ -44,4 +43,4 @@ def exit_code(report: ApplyReport) -> int:
     return 1
 
 
-__all__ = ["LEASE_LOST", "OVERWRITTEN_EXIT", "Interrupted", "exit_code"]
+__all__ = ["OVERWRITTEN_EXIT", "Interrupted", "exit_code"]

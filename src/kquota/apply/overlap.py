@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from kquota import timings
 from kquota.apply.applier import Admin, ExactReads, to_commit
 from kquota.model import Entity, QuotaState
 from kquota.plan.types import Alteration, Plan
+from kquota.runtime import timings
 
 
 class _EarlyPass:

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import click
 
-from kquota import timings
 from kquota.apply.applier import DEFAULT_BATCH_SIZE, ApplyReport
 from kquota.apply.interrupts import signals_stop_apply, stop_signal
 from kquota.apply.outcome import Interrupted, exit_code
@@ -41,7 +40,6 @@ from kquota.cli.timeout_option import (
     timeout_option,
 )
 from kquota.errors import KquotaError, UsageError
-from kquota.gcpause import collector_paused
 from kquota.operations.apply import (
     ApplyRequest,
     ApplyResult,
@@ -56,6 +54,8 @@ from kquota.operations.overrides import PolicyOverrides
 from kquota.plan.guard import FLAGS
 from kquota.plan.types import Plan
 from kquota.render.apply_report import apply_report_lines
+from kquota.runtime import timings
+from kquota.runtime.gcpause import collector_paused
 from kquota.target import Target
 
 LARGE_PLAN = 10
@@ -207,7 +207,7 @@ def command(
     seen = _Seen()
     refuse_inputs(result_file, [("PLAN_OR_PATHS", p) for p in plan_or_paths])
     try:
-        with signals_stop_apply(), collector_paused():  # large acyclic data: kquota.gcpause
+        with signals_stop_apply(), collector_paused():  # large acyclic data: kquota.runtime.gcpause
             try:
                 _apply(flags, reported, seen)
             except KeyboardInterrupt:
@@ -390,10 +390,10 @@ def _apply_ramped(
     """_apply_ramped applies a saved plan in ramp steps (:mod:`kquota.operations.ramp`): the
     plan is read and checked as every saved plan is, the schedule is shown and confirmed once,
     then each step goes the whole apply road (its own request, checks, lease and audit)."""
-    from kquota.deadline import format_duration
     from kquota.operations.ramp import apply_ramped
     from kquota.plan.ramp import ramped_keys
     from kquota.render.ramp import schedule_lines
+    from kquota.runtime.deadline import format_duration
 
     target = request.target
     if not isinstance(request.source, Path):

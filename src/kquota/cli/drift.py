@@ -24,11 +24,11 @@ from kquota.cli.options import (
 )
 from kquota.cli.output import refuse_inputs, write_output
 from kquota.cli.timeout_option import timeout_option
-from kquota.drift.render import render_reports
 from kquota.drift.report import DriftReport
 from kquota.errors import KquotaError, UsageError
 from kquota.operations.desired import LoadedDesired
 from kquota.operations.drift import check_drift, check_ready, publish_drift
+from kquota.render.drift import render_reports
 from kquota.target import Target, configured_cluster_names
 
 

@@ -259,8 +259,8 @@ def _checked_processes(value: str) -> str:
 
 
 def _plans(fleet: FleetFlags, policy: Policy, processes: str) -> dict[str, Plan]:
-    from kquota.deadline import check
     from kquota.operations.fleet import fleet_plans
+    from kquota.runtime.deadline import check
 
     began = time.monotonic()
     plans = fleet_plans(fleet.run(_processes_of(processes)), policy)
@@ -378,8 +378,8 @@ def usage_cmd(fleet: FleetUsageFlags) -> None:
     Each cluster's samples (SAMPLES/<cluster>/) profiled over the window, joined with the
     effective quotas of its snapshot: the files kquota usage --format json and --format
     markdown print, identical on both engines."""
-    from kquota.deadline import check
     from kquota.operations.fleet import fleet_usage, write_fleet_usage
+    from kquota.runtime.deadline import check
 
     window = fleet.since_ms()
     run = fleet.run()
@@ -418,9 +418,9 @@ def recommend_cmd(
     summed against one, and only --protect principals are protected."""
     from kquota.cli.impact_options import parse_protect
     from kquota.cli.recommend import sizing
-    from kquota.deadline import check
     from kquota.errors import KquotaError
     from kquota.operations.fleet import fleet_recommend, write_fleet_recommendations
+    from kquota.runtime.deadline import check
 
     options = sizing(percentile, headroom, min_window, keys)
     matches = tuple(parse_protect(p) for p in protect)

@@ -16,9 +16,9 @@ import click
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
-from kquota.deadline import current
 from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
+from kquota.runtime.deadline import current
 
 
 def _config(where: TargetingArgs) -> dict[str, str]:

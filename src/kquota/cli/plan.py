@@ -31,7 +31,6 @@ from kquota.cli.options import (
 from kquota.cli.output import refuse_existing, refuse_inputs
 from kquota.cli.timeout_option import timeout_option
 from kquota.errors import UsageError
-from kquota.gcpause import collector_paused
 from kquota.operations.overrides import PolicyOverrides
 from kquota.operations.plan import PlanOptions, PlanRequest, run_plan
 from kquota.plan.guard import refuse_shown
@@ -39,6 +38,7 @@ from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
 from kquota.render.verdict import json_plan
+from kquota.runtime.gcpause import collector_paused
 from kquota.target import Target
 
 USAGE_SINCE = "7d"
@@ -146,7 +146,7 @@ class PlanFlags:
 @impact_options
 @protect_options
 @timeout_option("plan")
-@collector_paused()  # large acyclic data: kquota.gcpause
+@collector_paused()  # large acyclic data: kquota.runtime.gcpause
 def command(
     paths: tuple[Path, ...],
     where: TargetingArgs,

@@ -2,7 +2,7 @@
 
 ``--timeout DURATION`` is one overall deadline for a whole command. Every command that reaches
 a cluster takes it, and the fleet commands; the defaults are in
-:data:`kquota.deadline.DEFAULT_TIMEOUTS` and shown by ``--help``. Connecting, every request,
+:data:`kquota.runtime.deadline.DEFAULT_TIMEOUTS` and shown by ``--help``. Connecting, every request,
 every retry and its backoff, and apply's verification all end by it; the message then names
 what the command was waiting on.
 
@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from kquota.cli.waiting import waiting_indicator
-from kquota.deadline import (
+from kquota.runtime.deadline import (
     DEFAULT_TIMEOUTS,
     DURATION_SYNTAX,
     bounded,

@@ -34,8 +34,8 @@ def create(where: TargetingArgs, audit_topic: str | None) -> None:
     lease: 1 partition, cleanup.policy=delete, retention 7 days, LogAppendTime.
     An existing topic's settings are shown, never changed.
     """
-    from kquota.deadline import current
     from kquota.operations.topics import audit_spec, create_topics, lease_spec
+    from kquota.runtime.deadline import current
 
     target = where.resolve(require_source=False)
     if target.cluster is None and target.bootstrap_server is None:

@@ -3,7 +3,7 @@ got, and what it waits on, for how long.
 
 One thread draws one line, erased and redrawn in place every 0.2 s, so the first line appears
 within a fraction of a second of a phase starting: ``commit [#####.....] 9000/20000 entities
-2.1 s``, the bar moving with every response (:func:`kquota.progress.advance`), followed by
+2.1 s``, the bar moving with every response (:func:`kquota.runtime.progress.advance`), followed by
 ``waiting 3 s for AlterClientQuotas at 127.0.0.1:9092 (deadline in 590 s)`` once a request
 has been unanswered for :data:`SHOW_AFTER` seconds (a healthy cluster answers well before).
 When a phase ends its summary stays as one line (``commit: 20000 entities in 2.3 s``), if
@@ -24,8 +24,8 @@ import threading
 from collections.abc import Iterator
 from typing import TextIO
 
-from kquota import deadline, progress
 from kquota.cli import console
+from kquota.runtime import deadline, progress
 
 SHOW_AFTER = 1.0
 LOG_AFTER = 5.0

@@ -407,7 +407,7 @@ class WaveConfig(_Strict):
     @classmethod
     def _check_soak(cls, v: str | None) -> str | None:
         if v is not None:
-            from kquota.deadline import parse_duration
+            from kquota.runtime.deadline import parse_duration
 
             try:
                 parse_duration(v, "soak", minimum=1.0, maximum=7 * 24 * 3600.0)

@@ -19,8 +19,8 @@ from kquota.desired.format import KIND_BASE
 from kquota.desired.merge import merge
 from kquota.desired.problems import Problems
 from kquota.desired.reader import read_nodes
+from kquota.desired.writer import render_desired_lines
 from kquota.model import Entity, display_entity
-from kquota.render.desired_yaml import render_desired_lines
 
 _SELF = "<export>"
 _AT = re.compile(re.escape(_SELF) + r":(\d+):\d+")

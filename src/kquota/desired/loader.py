@@ -29,8 +29,8 @@ from kquota.desired.parsed import ParsedFile
 from kquota.desired.problems import Problems
 from kquota.desired.reader import read_file
 from kquota.desired.state import DesiredState
-from kquota.gcpause import collector_paused
 from kquota.localfile import UnreadableFile, os_problem, read_regular
+from kquota.runtime.gcpause import collector_paused
 
 SUFFIXES = (".yaml", ".yml")
 """Read in any letter case: the check lower-cases the name first."""

@@ -32,7 +32,7 @@ from yaml.composer import ComposerError
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from kquota.gcpause import collector_paused
+from kquota.runtime.gcpause import collector_paused
 
 STR_TAG = "tag:yaml.org,2002:str"
 INT_TAG = "tag:yaml.org,2002:int"

@@ -25,6 +25,7 @@ import unicodedata
 from functools import lru_cache
 
 from kquota import quotakeys
+from kquota.confusables import invisible, invisible_chars
 from kquota.desired.nodes import (
     FLOAT_TAG,
     INT_TAG,
@@ -35,7 +36,6 @@ from kquota.desired.nodes import (
     resolve_tag,
     scalar_value,
 )
-from kquota.lookalike import invisible, invisible_chars
 from kquota.model import CLIENT_ID, ENTITY_TYPES, IP, MAX_NAME_BYTES, USER, name_bytes
 from kquota.names import ip_address
 from kquota.quotakeys import INT_MAX, LONG_MAX, QUOTA_KEYS, ValueType

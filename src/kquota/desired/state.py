@@ -12,8 +12,8 @@ from itertools import chain
 import orjson
 
 from kquota.desired.problems import Problem, SourceLocation
-from kquota.gcpause import collector_paused
 from kquota.model import Entity, QuotaState, sorted_entities
+from kquota.runtime.gcpause import collector_paused
 
 
 @dataclass(frozen=True)

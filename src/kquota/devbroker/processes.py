@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kquota.errors import KquotaError
-from kquota.parentdeath import signal_on_parent_death
-from kquota.pids import pid_alive
+from kquota.runtime.parentdeath import signal_on_parent_death
+from kquota.runtime.pids import pid_alive
 
 CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 """The JVMs this process started, by pid."""

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from kquota import deadline
 from kquota.errors import KquotaError
 from kquota.fleet.engine import Effective
 from kquota.fleet.layout import FleetCluster, discover
@@ -19,6 +18,7 @@ from kquota.fleet.workers import LocalWorkers
 from kquota.plan.planner import plan as local_plan
 from kquota.plan.types import Plan
 from kquota.policy import Policy
+from kquota.runtime import deadline
 from kquota.snapshot.files import read_snapshot_any
 from kquota.usage.profile import Profiles
 
@@ -53,7 +53,7 @@ def plan_fleet_local(
 
     Each worker plans whole clusters (one task per cluster), so results do not depend on how
     many there are; the plans come back in the clusters' order. The command's deadline
-    (:mod:`kquota.deadline`) stops the work where it is: planning in this process is
+    (:mod:`kquota.runtime.deadline`) stops the work where it is: planning in this process is
     interrupted, worker processes are terminated.
     """
     if processes <= 1 or len(clusters) <= 1:
@@ -142,9 +142,9 @@ class LocalFleetEngine:
     ) -> dict[str, list[Effective]]:
         """resolve_fleet resolves every principal against each cluster's snapshot, or its
         desired state (``source == "desired"``)."""
-        from kquota import deadline
         from kquota.desired.loader import load_desired
         from kquota.fleet.resolve import resolve_local
+        from kquota.runtime import deadline
         from kquota.snapshot.files import read_snapshot_any
 
         results: dict[str, list[Effective]] = {}

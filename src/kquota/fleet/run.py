@@ -15,18 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kquota.drift.render import render_fleet_markdown, render_prometheus
-from kquota.drift.render import render_json as render_drift_json
 from kquota.drift.report import drift_report
 from kquota.fleet.engine import FleetEngine
 from kquota.fleet.local import LocalFleetEngine
 from kquota.plan.types import Plan
 from kquota.policy import Policy
+from kquota.render.drift import render_fleet_markdown, render_prometheus
+from kquota.render.drift import render_json as render_drift_json
 from kquota.render.json import render_plan
 
 if TYPE_CHECKING:
     from kquota.fleet.spark import SparkSettings
-    from kquota.operations.recommend import Recommended
+    from kquota.usage.recommend import Recommended
     from kquota.usage.report import UsageReport
 
 FLEET_FORMAT_VERSION = 1

@@ -198,8 +198,8 @@ class SparkEngine:
     def _through_hadoop(
         self, find: Callable[..., list[FleetCluster]], root: str, snapshots_dir: str
     ) -> list[FleetCluster]:
-        from kquota import deadline
         from kquota.fleet.spark_fs import HadoopListing
+        from kquota.runtime import deadline
 
         with deadline.waiting_on("the Spark session to start"):
             spark = self.session()
@@ -223,9 +223,9 @@ class SparkEngine:
     def _job(self, what: str) -> Iterator[None]:
         """_job runs the block's Spark jobs in one job group, which the command's deadline
         cancels (``SparkContext.cancelJobGroup``) when it runs out; the block then raises
-        :class:`kquota.deadline.DeadlineExceeded`, and leaving the engine stops the session.
+        :class:`kquota.runtime.deadline.DeadlineExceeded`, and leaving the engine stops the session.
         """
-        from kquota import deadline
+        from kquota.runtime import deadline
 
         with deadline.waiting_on("the Spark session to start"):
             sc = self.session().sparkContext

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from kquota.desired.writer import quoted_name
 from kquota.model import Entity, QuotaState, sorted_entities
-from kquota.render.desired_yaml import quoted_name
 from kquota.snapshot.files import dump_snapshot
 from kquota.snapshot.rows import row_key
 

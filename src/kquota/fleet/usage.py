@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from kquota import deadline
 from kquota.errors import KquotaError
 from kquota.fleet.layout import FleetCluster, Listing, discover
+from kquota.runtime import deadline
 from kquota.usage.profile import Profiles, profile
 
 

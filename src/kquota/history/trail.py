@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kquota import deadline
 from kquota.audit import ALTERED, AuditError, AuditOp, record_key, topic_name_problem
 from kquota.audit_keys import AuditKeys, Verdict, header_key_id
 from kquota.display import safe_text
 from kquota.kafka.librdkafka import consumer_config, leader_moving
 from kquota.model import Entity
+from kquota.runtime import deadline
 
 _log = logging.getLogger(__name__)
 

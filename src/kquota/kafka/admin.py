@@ -48,8 +48,6 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeVar
 
-from kquota import progress
-from kquota.deadline import waiting_on, within_deadline
 from kquota.display import safe_text
 from kquota.errors import AlterationFailed, UsageError
 from kquota.kafka.authz import denial
@@ -93,6 +91,8 @@ from kquota.kafka.quotawire import (
 )
 from kquota.kafka.quotawire import Alteration as AlterationLike
 from kquota.model import Entity, QuotaState, display_entity
+from kquota.runtime import progress
+from kquota.runtime.deadline import waiting_on, within_deadline
 
 log = logging.getLogger(__name__)
 
@@ -653,7 +653,8 @@ class WireAdmin:
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._runner is None:
             raise RuntimeError("use WireAdmin as a context manager: with WireAdmin(...) as a")
-        # The command's overall deadline (kquota.deadline) bounds every call, retries included.
+        # The command's overall deadline (kquota.runtime.deadline) bounds every call, retries
+        # included.
         return self._runner.run(within_deadline(coro))
 
     def run(self, job: Callable[[AsyncWireAdmin], Coroutine[Any, Any, T]]) -> T:

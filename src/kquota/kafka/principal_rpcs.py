@@ -27,7 +27,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kquota.deadline import waiting_on
 from kquota.kafka.authz import denial
 from kquota.kafka.conn import API_NAMES, BrokerConnection
 from kquota.kafka.discovery import NO_TOPICS_REQUEST, join_host_port
@@ -47,6 +46,7 @@ from kquota.kafka.protocol import (
     LIST_GROUPS,
     METADATA,
 )
+from kquota.runtime.deadline import waiting_on
 
 if TYPE_CHECKING:
     from kquota.kafka.admin import AsyncWireAdmin

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kquota.lazy_exports import lazy_getattr
+from kquota.runtime.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from kquota.operations.apply import ApplyResult, AuditOutcome, execute_plan

@@ -86,8 +86,8 @@ def publish_audit(
     The changes are in the cluster whatever happens here, so a failure is an outcome of its
     own, not an exception: the caller decides what it means beside the apply's result.
     """
-    from kquota import progress
     from kquota.audit import AuditError, AuditEvent, actor, git_commit
+    from kquota.runtime import progress
 
     pid, commit, who = plan_id(plan), git_commit(), actor()
     try:
@@ -401,7 +401,7 @@ def _commit(
     from kquota.model import Origin
     from kquota.operations.plan import PlanInputs, PlanRequest, plan_against
     from kquota.operations.topics import missing_lease_topic
-    from kquota.progress import phase
+    from kquota.runtime.progress import phase
 
     target, run = request.target, request.run
     policy, props, saved, desired = offline.policy, offline.props, offline.saved, offline.desired

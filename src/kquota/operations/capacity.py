@@ -70,11 +70,11 @@ def broker_facts(target: Target) -> tuple[BrokerFacts, str | None, ClusterFacts 
     not say, gives facts that are unknown, with the reason."""
     if target.offline:
         return BrokerFacts(unknown_because=OFFLINE), None, None
-    from kquota.deadline import DeadlineExceeded, bounded, current
     from kquota.kafka import broker_facts as rpcs
     from kquota.kafka.errors import KafkaError
     from kquota.kafka.principal_rpcs import QUOTA_CALLBACK_KEY
     from kquota.principals.live import SOURCE_SECONDS
+    from kquota.runtime.deadline import DeadlineExceeded, bounded, current
 
     try:
         with bounded(SOURCE_SECONDS, "broker facts lookup"), target.admin() as admin:

@@ -38,8 +38,8 @@ def load_desired_state(paths: Sequence[Path]) -> LoadedDesired:
     loader.
     """
     from kquota import argcheck as check
-    from kquota import progress
     from kquota.desired import load_desired
+    from kquota.runtime import progress
 
     checked = check.paths(paths, "load_desired_state: paths")
     with progress.phase("load") as step:
@@ -84,8 +84,8 @@ class DesiredValidation:
 
 
 def _validate(paths: Sequence[Path], cluster: str | None) -> DesiredValidation:
-    from kquota import progress
     from kquota.desired import DesiredStateError, load_desired
+    from kquota.runtime import progress
 
     try:
         with progress.phase("load") as step:

@@ -9,18 +9,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kquota import deadline
 from kquota.model import QuotaState
 from kquota.plan.resolver import Principal
 from kquota.plan.types import Plan
 from kquota.policy import Policy, ProtectMatch
 from kquota.principals.model import Discovery
+from kquota.runtime import deadline
 from kquota.usage.recommend import RecommendOptions
 from kquota.usage.report import UsageReport
 
 if TYPE_CHECKING:
     from kquota.fleet.spark import SparkSettings
-    from kquota.operations.recommend import Recommended
+    from kquota.usage.recommend import Recommended
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class FleetRun:
 def fleet_plans(run: FleetRun, policy: Policy) -> dict[str, Plan]:
     """fleet_plans plans every cluster of the fleet under ``policy`` with the run's engine.
 
-    Within the current deadline (:mod:`kquota.deadline`, a command's ``--timeout``): when it
-    runs out the engine's work is stopped and :class:`~kquota.deadline.DeadlineExceeded`
+    Within the current deadline (:mod:`kquota.runtime.deadline`, a command's ``--timeout``): when it
+    runs out the engine's work is stopped and :class:`~kquota.runtime.deadline.DeadlineExceeded`
     raised."""
     from kquota.fleet.run import plan_fleet
 

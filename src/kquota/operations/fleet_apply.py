@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kquota import deadline
 from kquota.apply.interrupts import signal_name, stop_signal
 from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
@@ -70,6 +69,7 @@ from kquota.plan.rollout import (
     Wave,
 )
 from kquota.plan.types import Plan
+from kquota.runtime import deadline
 from kquota.target import Target
 
 if TYPE_CHECKING:
@@ -162,8 +162,8 @@ def planned_waves(
 ) -> tuple[PlannedWave, ...]:
     """planned_waves puts every cluster in its wave: the request's waves, else ``rollout:`` in
     kquota.yaml, else the canary and then the rest (:func:`kquota.plan.rollout.plan_waves`)."""
-    from kquota.deadline import parse_duration
     from kquota.plan.rollout import default_waves, plan_waves
+    from kquota.runtime.deadline import parse_duration
 
     waves = list(request.waves)
     if not waves and config is not None:

@@ -31,7 +31,7 @@ RESULT_VERSION = 1
 
 def _die_with(parent: int) -> None:
     """SIGTERM to this process when its parent dies (then checked: it may be gone)."""
-    from kquota.parentdeath import signal_on_parent_death
+    from kquota.runtime.parentdeath import signal_on_parent_death
 
     signal_on_parent_death(signal.SIGTERM)
     if sys.platform.startswith("linux") and os.getppid() != parent:
@@ -46,7 +46,6 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 
 def run(data: dict[str, Any]) -> dict[str, Any]:
     """run applies one cluster as the job says and returns its result."""
-    from kquota import deadline
     from kquota.apply.interrupts import signals_stop_apply
     from kquota.errors import KquotaError
     from kquota.operations.fleet_apply import (
@@ -58,6 +57,7 @@ def run(data: dict[str, Any]) -> dict[str, Any]:
     from kquota.plan.guard import Overrides
     from kquota.plan.rollout import FAILED, ClusterOutcome
     from kquota.planfile.writer import plan_id
+    from kquota.runtime import deadline
 
     name = data["cluster"]
     request = FleetApplyRequest(

@@ -1,11 +1,11 @@
 """Up to ``max_parallel`` clusters of a wave applied at once, each in a process of its own.
 
-Why processes and not threads: an apply's deadline (:mod:`kquota.deadline`), its SIGINT/SIGTERM
-handling (:mod:`kquota.apply.interrupts`: KeyboardInterrupt, which the event loop inside
-WireAdmin turns into cancelling the request in flight so the batch can be settled) and its
-status are process-wide, and Python delivers a signal to the main thread only: a thread could
-not be stopped mid-commit, nor its batch settled. In a process of its own
-(:mod:`kquota.operations.fleet_child`) each cluster's apply is exactly the one ``kquota
+Why processes and not threads: an apply's deadline (:mod:`kquota.runtime.deadline`), its
+SIGINT/SIGTERM handling (:mod:`kquota.apply.interrupts`: KeyboardInterrupt, which the event
+loop inside WireAdmin turns into cancelling the request in flight so the batch can be
+settled) and its status are process-wide, and Python delivers a signal to the main thread
+only: a thread could not be stopped mid-commit, nor its batch settled. In a process of its
+own (:mod:`kquota.operations.fleet_child`) each cluster's apply is exactly the one ``kquota
 apply`` runs: its own deadline, lease, settling and audit. The price is a Python start per
 cluster (0.6 s measured on a loaded two-core machine): it pays where applies wait on the
 network (remote clusters, verification, a lease held elsewhere), not for small applies to
@@ -47,10 +47,10 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from kquota import deadline
-from kquota.deadline import DEFAULT_TIMEOUTS, format_duration
 from kquota.display import safe_text
 from kquota.plan.rollout import COMMITTED, DONE, FAILED, UNCHANGED, ClusterOutcome
+from kquota.runtime import deadline
+from kquota.runtime.deadline import DEFAULT_TIMEOUTS, format_duration
 
 GRACE = 45.0
 """Seconds past the driver's deadline a cluster's process may take to end on its own: its

@@ -110,8 +110,8 @@ def plan_against(
     local files are read and checked before any connection, so a typo is never reported as a
     network error.
     """
-    from kquota import timings
     from kquota.plan.planner import plan as make
+    from kquota.runtime import timings
     from kquota.version import __version__
 
     desired = request.desired

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kquota import deadline
 from kquota.display import number
 from kquota.errors import KquotaError
 from kquota.model import QuotaState, display_entity
@@ -30,6 +29,7 @@ from kquota.operations.apply import ApplyResult
 from kquota.plan.fingerprint import snapshot_fingerprint
 from kquota.plan.ramp import resume_step, resumed_step, step_count, step_plan
 from kquota.plan.types import Plan
+from kquota.runtime import deadline
 from kquota.target import Target
 
 

@@ -10,7 +10,6 @@ ones changed. ``kquota plan quotas/ patch.yaml`` is then the review.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from kquota.desired.exportable import export_yaml
 from kquota.desired.format import KIND_OVERLAY
@@ -18,16 +17,7 @@ from kquota.operations.usage import UsageSource, read_usage
 from kquota.plan.resolver import Principal
 from kquota.policy import ProtectMatch
 from kquota.target import Target
-from kquota.usage.recommend import Recommendation, RecommendOptions, recommend
-
-
-@dataclass(frozen=True)
-class Recommended:
-    """Recommended is the recommendation and its patch as desired-state YAML."""
-
-    recommendation: Recommendation
-    text: str
-    left_out: tuple[str, ...]
+from kquota.usage.recommend import Recommendation, Recommended, RecommendOptions, recommend
 
 
 def recommend_quotas(

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from kquota.kafka.broker_facts import QUOTA_WINDOW_NUM, QUOTA_WINDOW_SIZE_SECONDS, ClusterFacts
 from kquota.model import QuotaState
+from kquota.plan.replay import QuotaWindow
 from kquota.plan.types import Plan
 from kquota.policy import Policy
 from kquota.target import Target
-from kquota.usage.replay import QuotaWindow
 from kquota.usage.rows import Sample
 from kquota.usage.series import Grouped, group
 

@@ -56,8 +56,8 @@ def _state(source: Target | LoadedDesired) -> tuple[QuotaState, str | None]:
         return source.quotas, None
     if source.offline:
         return source.load_state(), None
-    from kquota import progress
     from kquota.principals.live import quota_callback
+    from kquota.runtime import progress
 
     with source.admin() as admin:
         with progress.phase("describe") as step:

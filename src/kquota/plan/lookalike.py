@@ -2,14 +2,14 @@
 
 "delete payments, create payments" (the second with a Hangul filler, a Cyrillic а, ...)
 reads as a no-op and leaves the real ``payments`` unlimited. Every renderer names such pairs
-next to both entities. Pure; names compared by :func:`kquota.lookalike.name_key`.
+next to both entities. Pure; names compared by :func:`kquota.confusables.name_key`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kquota.lookalike import name_key
+from kquota.confusables import name_key
 from kquota.model import Entity
 from kquota.plan.types import Alteration, ChangeKind
 

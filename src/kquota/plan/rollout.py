@@ -42,7 +42,7 @@ class PlannedWave:
 
 def parse_wave(text: str) -> Wave:
     """parse_wave reads ``--wave 'eu-*,us-1:2:5m'``: globs, then max parallel, then soak."""
-    from kquota.deadline import parse_duration
+    from kquota.runtime.deadline import parse_duration
 
     globs_text, _, rest = text.partition(":")
     globs = tuple(g.strip() for g in globs_text.split(",") if g.strip())

@@ -23,7 +23,7 @@ from kquota.principal import Principal
 
 if TYPE_CHECKING:
     from kquota.plan.capacity import CapacityReport
-    from kquota.usage.replay import ReplayReport
+    from kquota.plan.replay import ReplayReport
 
 PLAN_FORMAT_VERSION = 1
 
@@ -240,8 +240,9 @@ class Plan:
     """What other controllers will do with this plan (:mod:`kquota.plan.controllers`); the
     JSON contract has ``controller_notes`` only when there are some."""
     replay: ReplayReport | None = None
-    """The throttle replay of observed usage (:mod:`kquota.usage.replay`, ``plan --usage``);
-    None otherwise, and then the JSON contract has no ``throttle_replay`` field."""
+    """The throttle replay of observed usage (:mod:`kquota.plan.replay`, computed by
+    :mod:`kquota.usage.replay`, ``plan --usage``); None otherwise, and then the JSON contract
+    has no ``throttle_replay`` field."""
 
     @property
     def empty(self) -> bool:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kquota.deadline import DeadlineExceeded, bounded, current
 from kquota.kafka import principal_rpcs as rpcs
 from kquota.kafka.errors import KafkaError
 from kquota.plan.resolver import Principal, unique_principals
 from kquota.principals.model import Discovery, SourceReport
+from kquota.runtime.deadline import DeadlineExceeded, bounded, current
 
 if TYPE_CHECKING:
     from kquota.kafka.admin import AsyncWireAdmin, WireAdmin

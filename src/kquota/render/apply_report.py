@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from kquota.errors import LEASE_LOST
 from kquota.model import Entity, display_entity
 from kquota.render.failures import Failure, failure_lines
 
-LEASE_LOST = "the apply lease was lost"
-"""How :class:`kquota.apply.lease.LeaseLost` messages begin: a stop, not a broken connection."""
 _SHOW = 10
 
 

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kquota.display import value_with_unit
-from kquota.gcpause import collector_paused
 from kquota.model import Entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import ResolutionChange, ResolvedQuota
@@ -47,6 +46,7 @@ from kquota.render.change_groups import (
     group_alterations,
 )
 from kquota.render.impact_groups import ImpactGroup, bars, group_changes
+from kquota.runtime.gcpause import collector_paused
 
 FOLD_THRESHOLD = 20
 COMMENT_LIMIT = 65_536
@@ -101,7 +101,7 @@ class _Budget:
             self.omitted[what] = self.omitted.get(what, 0) + n
 
 
-@collector_paused()  # a plan of 100k builds large acyclic data: kquota.gcpause
+@collector_paused()  # a plan of 100k builds large acyclic data: kquota.runtime.gcpause
 def render_plan(
     plan: Plan,
     principal_changes: Sequence[ResolutionChange] = (),

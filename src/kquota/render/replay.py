@@ -1,9 +1,9 @@
 """The throttle-replay section of a plan (``plan --usage``, issue 30), as text and markdown.
 
-Reads a :class:`kquota.usage.replay.ReplayReport` and computes nothing: per principal whose
+Reads a :class:`kquota.plan.replay.ReplayReport` and computes nothing: per principal whose
 rate quota the plan changes, the bound before -> after, the share of the observed time it
 would have been throttled (worst broker), the peak over the bound and the broker's throttle
-time for it; censored principals are marked :data:`kquota.usage.replay.CENSORED`. Harder
+time for it; censored principals are marked :data:`kquota.plan.replay.CENSORED`. Harder
 throttled first, as the report orders them. In markdown the summary line is never folded
 (it sits with the plan's summary, :func:`summary_markdown`); the table is folded past
 :data:`FOLD_THRESHOLD` rows and spent from the comment's budget; every name goes through
@@ -18,9 +18,10 @@ from typing import Protocol
 
 from kquota.display import safe_text, value_with_unit
 from kquota.model import display_entity
+from kquota.plan.replay import CENSORED, Exposure, Replayed, ReplayReport
 from kquota.plan.resolver import ResolvedQuota
 from kquota.render import md_escape as md
-from kquota.usage.replay import CENSORED, Exposure, Replayed, ReplayReport, percent
+from kquota.usage.replay import percent
 
 SHOWN = 50
 """Principals listed in text and markdown; the JSON has every one."""

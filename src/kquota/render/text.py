@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kquota.display import number, safe_text, value_with_unit
-from kquota.gcpause import collector_paused
 from kquota.model import Entity, display_entities, display_entity
 from kquota.plan.lookalike import lookalikes
 from kquota.plan.resolver import Resolution, ResolutionChange, ResolvedQuota
@@ -40,6 +39,7 @@ from kquota.render.change_groups import (
     group_alterations,
 )
 from kquota.render.impact_groups import bars, group_changes
+from kquota.runtime.gcpause import collector_paused
 
 _IGNORED_WORDS = {
     IgnoreReason.OUT_OF_SCOPE: "out of scope",
@@ -48,7 +48,7 @@ _IGNORED_WORDS = {
 }
 
 
-@collector_paused()  # a plan of 100k builds large acyclic data: kquota.gcpause
+@collector_paused()  # a plan of 100k builds large acyclic data: kquota.runtime.gcpause
 def render_plan(
     plan: Plan,
     principal_changes: Sequence[ResolutionChange] = (),

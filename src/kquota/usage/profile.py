@@ -278,8 +278,8 @@ def skew(newest: dict[str, int]) -> tuple[str, ...]:
     ordered = sorted(newest.values())
     median = ordered[(len(ordered) - 1) // 2]
     out = []
-    from kquota.deadline import format_duration
     from kquota.display import display_name
+    from kquota.runtime.deadline import format_duration
 
     for broker in sorted(newest):
         gap = newest[broker] - median

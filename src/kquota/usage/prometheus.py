@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from kquota import deadline
 from kquota.display import safe_text
 from kquota.errors import KquotaError, UsageError
+from kquota.runtime import deadline
 from kquota.usage.exposition import (
     SELECTOR,
     ExpositionError,

@@ -178,6 +178,15 @@ class Recommendation:
         }
 
 
+@dataclass(frozen=True)
+class Recommended:
+    """Recommended is the recommendation and its patch as desired-state YAML."""
+
+    recommendation: Recommendation
+    text: str
+    left_out: tuple[str, ...]
+
+
 def readable(key: str, value: float) -> float:
     """readable rounds ``value`` up to a readable number. Byte rates in the largest binary
     unit of which there is at least one: from 10 of it, two significant digits (``13.2MiB``

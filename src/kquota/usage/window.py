@@ -21,7 +21,7 @@ DAY_MS = 24 * 3600 * 1000
 def parse_since(text: str, option: str = "--since") -> int:
     """parse_since reads a window, ``7d`` or a duration as every time option takes it
     (``12h``, ``90m``, ``3600s``, ``1h30m``), as milliseconds."""
-    from kquota.deadline import parse_duration
+    from kquota.runtime.deadline import parse_duration
 
     stripped = text.strip()
     if stripped.endswith("d") and stripped[:-1].isdigit() and int(stripped[:-1]) > 0:

@@ -1,4 +1,4 @@
-"""kquota.gcpause: the cyclic collector is off inside the block and as it was after it."""
+"""kquota.runtime.gcpause: the cyclic collector is off inside the block and as it was after it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from kquota.gcpause import collector_paused
+from kquota.runtime.gcpause import collector_paused
 
 
 def test_off_inside_and_back_on_after_even_after_an_error() -> None:

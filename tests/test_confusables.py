@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from kquota.lookalike import (
+from kquota.confusables import (
     confusable,
     default_ignorable,
     invisible_chars,

@@ -1,4 +1,5 @@
-"""kquota.timings: KQUOTA_PHASE_TIMES=FILE gets one line per step at exit; nothing without."""
+"""kquota.runtime.timings: KQUOTA_PHASE_TIMES=FILE gets one line per step at exit; nothing
+without."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 STEPS = (
-    "from kquota import progress, timings\n"
+    "from kquota.runtime import progress, timings\n"
     "with timings.span('lease'):\n"
     "    pass\n"
     "with progress.phase('load'):\n"

@@ -1,7 +1,7 @@
 """Wall-clock spans of a command's steps, for benchmarks: ``KQUOTA_PHASE_TIMES=FILE``.
 
 A benchmark sets beside a peer's own clock where a whole process spends its time: every
-:func:`kquota.progress.phase` and every :func:`span` is recorded (nested ones too, and those
+:func:`kquota.runtime.progress.phase` and every :func:`span` is recorded (nested ones too, and those
 run on another thread: overlapped steps show as overlapping spans), and at exit one line a
 span is written to FILE: ``name<TAB>start<TAB>end<TAB>cpu``: start and end in seconds since
 the epoch, so the benchmark can put the process's own start (its launch) and end beside them,

@@ -1,4 +1,4 @@
-"""lookalike: names that read alike but are not the same name.
+"""confusables: names that read alike but are not the same name.
 
 Two kinds of trap, both from Unicode's own data:
 

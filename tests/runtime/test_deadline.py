@@ -10,9 +10,10 @@ import time
 
 import pytest
 
-from kquota import deadline
 from kquota.cli.waiting import indicator_line
-from kquota.deadline import (
+from kquota.errors import UsageError
+from kquota.runtime import deadline
+from kquota.runtime.deadline import (
     DeadlineExceeded,
     bounded,
     check,
@@ -23,7 +24,6 @@ from kquota.deadline import (
     waiting_on,
     within_deadline,
 )
-from kquota.errors import UsageError
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ progress as it goes: :func:`phase` around a phase, :func:`advance` as each respo
 A command's front end may install one :class:`Reporter` (:func:`reporting`) to show it; with
 none installed every call here is a no-op, so the library's own users see nothing.
 
-Process-wide on purpose, like :mod:`kquota.deadline`: commands run one at a time, and
+Process-wide on purpose, like :mod:`kquota.runtime.deadline`: commands run one at a time, and
 threading a callback through every layer down to one response of a pipelined request would
 touch every caller.
 """
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from kquota import timings
+from kquota.runtime import timings
 
 
 @dataclass

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kquota.desired import load_desired
+from kquota.desired.writer import render_desired
 from kquota.model import Entity, QuotaState
-from kquota.render.desired_yaml import render_desired
 
 NAMES = st.one_of(
     st.none(),
