@@ -7,14 +7,34 @@ headers it counts on top (docs/usage.md: about 12% for 1,000-byte records sent o
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
-from kquota.devbroker.launcher import BrokerInfo
+from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
+from prometheus_server import RunningPrometheus, running_prometheus
 
 RECORD = 1000
 TOPIC = "usage-load"
+
+
+@contextlib.contextmanager
+def metered_broker(
+    folder: Path, users: Mapping[str, str]
+) -> Iterator[tuple[BrokerInfo, RunningPrometheus]]:
+    """metered_broker is a fresh dev broker with the JMX exporter (``users`` its SASL users)
+    and a real Prometheus scraping it as cluster ``dev``; both stop on leaving."""
+    broker = start_broker(
+        folder / "broker", metrics=True, extra_users=users, die_with_parent=True, fresh=True
+    )
+    try:
+        assert broker.metrics_address is not None
+        with running_prometheus(folder / "prometheus", {"dev": [broker.metrics_address]}) as p:
+            yield broker, p
+    finally:
+        stop_broker(folder / "broker")
 
 
 def produce(

@@ -31,12 +31,12 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_kquota
-from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
+from kquota.devbroker.launcher import BrokerInfo
 from kquota.usage.prometheus import prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
-from prometheus_server import RunningPrometheus, running_prometheus
+from prometheus_server import RunningPrometheus
 from sample_rows import write_jsonl
-from usage_load import produce_together
+from usage_load import metered_broker, produce_together
 
 pytestmark = pytest.mark.integration
 
@@ -79,15 +79,8 @@ class Live:
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     folder = tmp_path_factory.mktemp("usage-live-proof")
-    broker = start_broker(
-        folder / "broker", metrics=True, extra_users=USERS, die_with_parent=True, fresh=True
-    )
-    try:
-        assert broker.metrics_address is not None
-        with running_prometheus(folder / "prometheus", {"dev": [broker.metrics_address]}) as p:
-            yield Live(broker, p, folder)
-    finally:
-        stop_broker(folder / "broker")
+    with metered_broker(folder, USERS) as (broker, p):
+        yield Live(broker, p, folder)
 
 
 def rows(live: Live, start: float) -> list[Sample]:

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from conftest import KafkaConfigsTool
-from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
+from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.probe import metrics_ok
 from kquota.usage.prometheus import PrometheusError, prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, REQUEST_TIME, Sample
 from polling import assert_eventually
 from prometheus_server import RunningPrometheus, running_prometheus
-from usage_load import produce, produce_together
+from usage_load import metered_broker, produce, produce_together
 
 pytestmark = pytest.mark.integration
 
@@ -41,15 +41,8 @@ class Live:
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     folder = tmp_path_factory.mktemp("usage-live")
-    broker = start_broker(
-        folder / "broker", metrics=True, extra_users=USERS, die_with_parent=True, fresh=True
-    )
-    try:
-        assert broker.metrics_address is not None
-        with running_prometheus(folder / "prometheus", {"dev": [broker.metrics_address]}) as p:
-            yield Live(broker, p, KafkaConfigsTool(broker))
-    finally:
-        stop_broker(folder / "broker")
+    with metered_broker(folder, USERS) as (broker, p):
+        yield Live(broker, p, KafkaConfigsTool(broker))
 
 
 def exported(live: Live) -> str:
