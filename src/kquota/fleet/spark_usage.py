@@ -2,12 +2,16 @@
 
 A translation, step by step, of the in-process profile (its module says the decisions):
 
-1. **read**: every cluster's sample files go to the executors with ``binaryFiles`` and are
-   read there by :class:`kquota.usage.samples.SampleFiles` itself, so each file is checked
-   by the same code and a bad one is refused with the same ``file:line`` (``file: row N``)
-   message; a file is read by one task (split large files by time);
+1. **read**: every cluster's sample files go to the executors (Spark's ``binaryFile``
+   source) and are read there by :class:`kquota.usage.samples.SampleFiles` itself, as Arrow
+   batches handed to the JVM as they are (``mapInArrow``; no Python object per row): a
+   Parquet batch is checked column by column and passes through, and only a batch with a
+   row that needs a closer look is read row by row, so a bad file is refused with the same
+   ``file:line`` (``file: row N``) message; a file is read by one task (split large files
+   by time);
 2. **duplicates**: one row per (cluster, series, time), its least and greatest value; two
-   different values are the same error the local engine raises;
+   different values are the same error the local engine raises (a file kquota cannot read
+   is one error row, a group of its own, raised first);
 3. **the window**: each cluster's newest sample ends it, ``since_ms`` back starts it, both
    ends in;
 4. **percentiles, exact**: each series' values are numbered in ascending order
@@ -39,31 +43,49 @@ from kquota.usage.profile import (
     skew,
     wanted_percentiles,
 )
+from kquota.usage.samples import FIELDS
 
 _ERROR = "\x00error"
 _SERIES = ("cluster", "broker", "user", "client_id", "metric")
 _CONFLICTS_SHOWN = 10
 
-Row = tuple[str, str, str | None, str | None, str, int, float]
 
+def _file_batches(times: dict[tuple[str, str], int], files: Iterator[Any]) -> Iterator[Any]:
+    """_file_batches reads sample files on an executor (``files``: Arrow batches of their
+    locations and contents) as Arrow batches of samples; a file kquota cannot read gives one
+    error row (the message in ``broker``) after whatever it gave before."""
+    import pyarrow as pa
 
-def _file_rows(times: dict[tuple[str, str], int], item: tuple[str, bytes]) -> Iterator[Row]:
-    """_file_rows reads one sample file on an executor; a file kquota cannot read gives one
-    error row (the message in ``broker``) and nothing else."""
     from kquota.fleet.spark_fs import display_name
-    from kquota.usage.samples import SampleFiles
+    from kquota.usage.samples import SampleFiles, parquet_schema
 
-    location, data = item
-    folder, name = posixpath.split(location)
-    cluster = posixpath.basename(folder)
-    try:
-        reader = SampleFiles((), cluster).read_bytes(
-            PurePosixPath(display_name(location)), data, times.get((cluster, name), 0)
-        )
-        for s in reader:
-            yield (s.cluster, s.broker, s.user, s.client_id, s.metric, s.timestamp_ms, s.value)
-    except KquotaError as e:
-        yield (cluster, str(e), None, None, _ERROR, 0, 0.0)
+    schema = parquet_schema(pa)
+    for batch in files:
+        for location, data in zip(
+            batch.column("path").to_pylist(), batch.column("content").to_pylist(), strict=True
+        ):
+            folder, name = posixpath.split(location)
+            cluster = posixpath.basename(folder)
+            try:
+                yield from SampleFiles((), cluster).read_batches(
+                    PurePosixPath(display_name(location)), data, times.get((cluster, name), 0)
+                )
+            except KquotaError as e:
+                error = (cluster, str(e), None, None, _ERROR, 0, 0.0)
+                yield pa.RecordBatch.from_pylist([dict(zip(FIELDS, error, strict=True))], schema)
+
+
+def _map_in_arrow(frame: Any, func: Any, schema: Any) -> Any:
+    """_map_in_arrow is ``frame.mapInArrow(func, schema)`` without PySpark's check for
+    pandas, which an Arrow-only function never imports (kquota needs no pandas): the UDF
+    is made as ``mapInArrow`` makes it, less the check."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import _create_udf
+    from pyspark.util import PythonEvalType
+
+    udf = _create_udf(func, schema, PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[frame[c] for c in frame.columns])
+    return DataFrame(frame._jdf.mapInArrow(column._jc, False, None), frame.sparkSession)
 
 
 def _sample_files(spark: Any, clusters: Sequence[FleetCluster]) -> tuple[list[str], dict[Any, int]]:
@@ -137,37 +159,24 @@ def profile_fleet_spark(
     from pyspark.sql import functions as F
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-    schema = StructType(
-        [
-            StructField("cluster", StringType(), False),
-            StructField("broker", StringType(), False),
-            StructField("user", StringType(), True),
-            StructField("client_id", StringType(), True),
-            StructField("metric", StringType(), False),
-            StructField("timestamp_ms", LongType(), False),
-            StructField("value", DoubleType(), False),
-        ]
-    )
+    kinds = (StringType(),) * 5 + (LongType(), DoubleType())
+    schema = StructType([StructField(f, kind, True) for f, kind in zip(FIELDS, kinds, strict=True)])
     locations, times = _sample_files(spark, clusters)
     step("list the sample files")
-    sc = spark.sparkContext
-    read = sc.binaryFiles(",".join(locations), len(locations)).flatMap(
-        functools.partial(_file_rows, times)
-    )
-    # Persisted: reading the files (Python on the executors) is the costly step, done once.
-    rows = spark.createDataFrame(read, schema).persist(StorageLevel.MEMORY_AND_DISK)
+    files = spark.read.format("binaryFile").load(locations).select("path", "content")
+    rows = _map_in_arrow(files, functools.partial(_file_batches, times), schema)
+    # One pass over the files: an error row (one per file kquota cannot read) is a group of
+    # its own here, found before anything else is looked at.
     deduped = (
-        rows.filter(F.col("metric") != _ERROR)
-        .groupBy(*_SERIES, "timestamp_ms")
+        rows.groupBy(*_SERIES, "timestamp_ms")
         .agg(F.min("value").alias("value"), F.max("value").alias("other"))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     try:
-        _raise_file_errors(rows, F)
-        step("read and check the files (executors' Python), rows to Spark")
+        _raise_file_errors(deduped, F)
+        step("read and check the files (executors: Arrow batches), one row per series and time")
         _raise_conflicts(deduped, F)
-        step("one row per series and time, conflicts")
-        rows.unpersist()
+        step("conflicts: two values of a series at one time")
         brokers = deduped.groupBy("cluster", "broker").agg(
             F.max("timestamp_ms").alias("newest"), F.count(F.lit(1)).alias("read")
         )
@@ -222,7 +231,6 @@ def profile_fleet_spark(
         )
         step("percentiles: sort by value, row_number, the ranks joined")
     finally:
-        rows.unpersist()
         deduped.unpersist()
     at_rank = {(*(r[c] for c in _SERIES), r["rn"]): r["value"] for r in picked}
     series: dict[str, list[SeriesProfile]] = {c.name: [] for c in clusters}
