@@ -32,13 +32,13 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from kquota.errors import KquotaError
+from kquota.fleet.arrow_profile import OUT_SCHEMA, profile_partition
 from kquota.fleet.layout import FleetCluster
 from kquota.fleet.usage import in_cluster
 from kquota.usage.profile import (
     Profiles,
     SeriesProfile,
     conflict_message,
-    percentile_rank,
     series_order,
     skew,
     wanted_percentiles,
@@ -48,6 +48,7 @@ from kquota.usage.samples import FIELDS
 _ERROR = "\x00error"
 _SERIES = ("cluster", "broker", "user", "client_id", "metric")
 _CONFLICTS_SHOWN = 10
+_PARTITION_ROWS = 2_000_000
 
 
 def _file_batches(times: dict[tuple[str, str], int], files: Iterator[Any]) -> Iterator[Any]:
@@ -154,8 +155,6 @@ def profile_fleet_spark(
             steps.append((name, now - began))
             began = now
 
-    from pyspark import StorageLevel
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
@@ -165,136 +164,107 @@ def profile_fleet_spark(
     step("list the sample files")
     files = spark.read.format("binaryFile").load(locations).select("path", "content")
     rows = _map_in_arrow(files, functools.partial(_file_batches, times), schema)
-    # One pass over the files: an error row (one per file kquota cannot read) is a group of
-    # its own here, found before anything else is looked at.
-    deduped = (
-        rows.groupBy(*_SERIES, "timestamp_ms")
-        .agg(F.min("value").alias("value"), F.max("value").alias("other"))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    # Pass 1, no sample shuffled: the files' errors, each broker's newest sample and count.
+    brokers = (
+        rows.groupBy("cluster", "broker", (F.col("metric") == _ERROR).alias("error"))
+        .agg(F.max("timestamp_ms").alias("newest"), F.count(F.lit(1)).alias("rows"))
+        .collect()
     )
-    try:
-        _raise_file_errors(deduped, F)
-        step("read and check the files (executors: Arrow batches), one row per series and time")
-        _raise_conflicts(deduped, F)
-        step("conflicts: two values of a series at one time")
-        brokers = deduped.groupBy("cluster", "broker").agg(
-            F.max("timestamp_ms").alias("newest"), F.count(F.lit(1)).alias("read")
-        )
-        newest: dict[str, dict[str, int]] = {}
-        counted: dict[str, int] = {}
-        for r in brokers.collect():
-            newest.setdefault(r["cluster"], {})[r["broker"]] = r["newest"]
-            counted[r["cluster"]] = counted.get(r["cluster"], 0) + r["read"]
-        missing = [
-            in_cluster(c.name, "no samples read: the window is empty")
-            for c in clusters
-            if c.name not in newest
-        ]
-        if missing:
-            raise KquotaError("\n".join(missing))
-        step("each cluster's newest sample, per broker")
-        ends = {name: max(by_broker.values()) for name, by_broker in newest.items()}
-        starts = spark.createDataFrame(
-            [(name, end - since_ms) for name, end in sorted(ends.items())],
-            "cluster string, start long",
-        )
-        windowed = (
-            deduped.join(F.broadcast(starts), "cluster")
-            .filter(F.col("timestamp_ms") >= F.col("start"))
-            .select(*_SERIES, "timestamp_ms", "value")
-        )
-        stats = (
-            windowed.groupBy(*_SERIES)
-            .agg(
-                F.count(F.lit(1)).alias("n"),
-                F.min("timestamp_ms").alias("first_ms"),
-                F.max("timestamp_ms").alias("last_ms"),
-                F.max("value").alias("max"),
-                F.sum(F.when(F.col("value") > 0.0, 1).otherwise(0)).alias("above_zero"),
-            )
-            .collect()
-        )
-        step("per series in the window: count, times, maximum")
-        wanted = wanted_percentiles(extra)
-        ranks = sorted(
-            {(n, percentile_rank(p, n)) for n in {r["n"] for r in stats} for p in wanted}
-        )
-        rank_table = spark.createDataFrame(ranks, "n long, rn long")
-        by_series = Window.partitionBy(*_SERIES)
-        numbered = windowed.withColumn(
-            "rn", F.row_number().over(by_series.orderBy("value"))
-        ).withColumn("n", F.count(F.lit(1)).over(by_series))
-        picked = (
-            numbered.join(F.broadcast(rank_table), ["n", "rn"])
-            .select(*_SERIES, "rn", "value")
-            .collect()
-        )
-        step("percentiles: sort by value, row_number, the ranks joined")
-    finally:
-        deduped.unpersist()
-    at_rank = {(*(r[c] for c in _SERIES), r["rn"]): r["value"] for r in picked}
+    _raise_file_errors([r for r in brokers if r["error"]])
+    newest: dict[str, dict[str, int]] = {}
+    for r in brokers:
+        newest.setdefault(r["cluster"], {})[r["broker"]] = r["newest"]
+    step("read and check the files (executors: Arrow batches); each broker's newest sample")
+    ends = {name: max(by_broker.values()) for name, by_broker in newest.items()}
+    wanted = wanted_percentiles(extra)
+    # Pass 2: the files read again (cheaper than keeping them), each series' samples to one
+    # partition, profiled there in pyarrow (kquota.fleet.arrow_profile); a partition of about
+    # 2 M samples: a few hundred MB in a worker.
+    samples = sum(r["rows"] for r in brokers)
+    partitions = max(
+        int(spark.conf.get("spark.sql.shuffle.partitions")), samples // _PARTITION_ROWS
+    )
+    starts = {name: end - since_ms for name, end in ends.items()}
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(_PARTITION_ROWS))
+    found = _map_in_arrow(
+        rows.repartition(partitions, *_SERIES),
+        functools.partial(profile_partition, starts, wanted),
+        OUT_SCHEMA,
+    ).collect()
+    step("the series, each in one partition: duplicates, window, percentiles (pyarrow)")
+    _raise_conflicts([r for r in found if r["conflict_ms"] is not None])
+    counted: dict[str, int] = {}
+    for r in found:
+        counted[r["cluster"]] = counted.get(r["cluster"], 0) + (r["read"] or 0)
+    missing = [
+        in_cluster(c.name, "no samples read: the window is empty")
+        for c in clusters
+        if c.name not in newest
+    ]
+    if missing:
+        raise KquotaError("\n".join(missing))
     series: dict[str, list[SeriesProfile]] = {c.name: [] for c in clusters}
-    for r in stats:
-        key = tuple(r[c] for c in _SERIES)
-        n = r["n"]
+    for r in found:
+        if r["conflict_ms"] is not None or not r["n"]:
+            continue
         series[r["cluster"]].append(
             SeriesProfile(
                 r["broker"],
                 r["user"],
                 r["client_id"],
                 r["metric"],
-                count=n,
+                count=r["n"],
                 first_ms=r["first_ms"],
                 last_ms=r["last_ms"],
-                percentiles=tuple((p, at_rank[(*key, percentile_rank(p, n))]) for p in wanted),
+                percentiles=tuple(zip(wanted, r["picked"], strict=True)),
                 max=r["max"],
                 above_zero=r["above_zero"],
             )
         )
     out = {}
     for c in clusters:
-        found = sorted(series[c.name], key=series_order)
+        in_order = sorted(series[c.name], key=series_order)
         out[c.name] = Profiles(
             c.name,
             since_ms,
             ends[c.name] - since_ms,
             ends[c.name],
-            sum(s.count for s in found),
+            sum(s.count for s in in_order),
             counted[c.name],
-            tuple(found),
+            tuple(in_order),
             skew(newest[c.name]),
         )
     step("the profiles built on the driver")
     return out
 
 
-def _raise_file_errors(rows: Any, F: Any) -> None:
-    errors = rows.filter(F.col("metric") == _ERROR).select("cluster", "broker").collect()
+def _raise_file_errors(errors: list[Any]) -> None:
     if errors:
         lines = sorted((r["cluster"], r["broker"]) for r in errors)
         raise KquotaError("\n".join(in_cluster(c, message) for c, message in lines))
 
 
-def _raise_conflicts(deduped: Any, F: Any) -> None:
-    found = (
-        deduped.filter(F.col("value") != F.col("other"))
-        .orderBy(*_SERIES, "timestamp_ms")
-        .limit(_CONFLICTS_SHOWN)
-        .collect()
-    )
-    if found:
-        lines = [
-            in_cluster(
-                r["cluster"],
-                conflict_message(
-                    "the samples",
-                    (r["broker"], r["user"], r["client_id"], r["metric"]),
-                    r["timestamp_ms"],
-                    r["value"],
-                    None,
-                    r["other"],
-                ),
-            )
-            for r in found
-        ]
-        raise KquotaError("\n".join(lines))
+def _raise_conflicts(found: list[Any]) -> None:
+    """_raise_conflicts names the first conflicts in Spark's ascending order (a null tag
+    first): series, then time."""
+    if not found:
+        return
+
+    def order(r: Any) -> tuple[Any, ...]:
+        return (*((r[c] is not None, r[c] or "") for c in _SERIES), r["conflict_ms"])
+
+    lines = [
+        in_cluster(
+            r["cluster"],
+            conflict_message(
+                "the samples",
+                (r["broker"], r["user"], r["client_id"], r["metric"]),
+                r["conflict_ms"],
+                r["low"],
+                None,
+                r["high"],
+            ),
+        )
+        for r in sorted(found, key=order)[:_CONFLICTS_SHOWN]
+    ]
+    raise KquotaError("\n".join(lines))
