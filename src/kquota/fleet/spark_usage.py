@@ -1,26 +1,26 @@
 """The fleet's demand profiles as a PySpark job: exactly :func:`kquota.usage.profile.profile`.
 
-A translation, step by step, of the in-process profile (its module says the decisions):
+The same rules as the in-process profile (its module says the decisions), in two passes
+over the files and one shuffle:
 
 1. **read**: every cluster's sample files go to the executors (Spark's ``binaryFile``
    source) and are read there by :class:`kquota.usage.samples.SampleFiles` itself, as Arrow
    batches handed to the JVM as they are (``mapInArrow``; no Python object per row): a
    Parquet batch is checked column by column and passes through, and only a batch with a
    row that needs a closer look is read row by row, so a bad file is refused with the same
-   ``file:line`` (``file: row N``) message; a file is read by one task (split large files
-   by time);
-2. **duplicates**: one row per (cluster, series, time), its least and greatest value; two
-   different values are the same error the local engine raises (a file kquota cannot read
-   is one error row, a group of its own, raised first);
-3. **the window**: each cluster's newest sample ends it, ``since_ms`` back starts it, both
-   ends in;
-4. **percentiles, exact**: each series' values are numbered in ascending order
-   (``row_number`` over the series, a sort, not ``approx_percentile``); the nearest ranks
-   are :func:`~kquota.usage.profile.percentile_rank` of the counts, computed on the driver
-   once per distinct count and joined back, so the rank arithmetic is the local one;
-5. the driver collects one row per series (count, first and last time, maximum, samples
-   above zero) and one per percentile, and builds the same
-   :class:`~kquota.usage.profile.Profiles` (same order, same clock-skew warnings).
+   ``file:line`` (``file: row N``) message (one error row, raised before anything else); a
+   file is read by one task (split large files by time);
+2. **pass 1**: per broker, its newest sample and its row count (no sample shuffled): each
+   cluster's newest sample ends its window, ``since_ms`` back starts it, both ends in;
+3. **pass 2**: the files read again, each series' samples sent to one partition
+   (``repartition`` by series, about 2 M samples a partition), and profiled there by
+   :func:`kquota.fleet.arrow_profile.profile_partition` in pyarrow: duplicates kept once
+   (two values at one time a conflict), the window, exact nearest-rank percentiles
+   (:func:`~kquota.usage.profile.percentile_rank`, so the rank arithmetic is the local
+   one; a sort, not ``approx_percentile``);
+4. the driver collects one row per series and per conflict, words the conflicts as the
+   local engine does, and builds the same :class:`~kquota.usage.profile.Profiles` (same
+   order, same clock-skew warnings).
 """
 
 from __future__ import annotations
