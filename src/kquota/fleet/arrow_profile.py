@@ -47,7 +47,7 @@ def profile_partition(
     if table is None or table.num_rows == 0:
         return
     by = [(c, "ascending") for c in (*SERIES, "timestamp_ms", "value")]
-    table = table.take(pc.sort_indices(table, sort_keys=by, null_placement="at_end"))
+    table = table.take(pc.sort_indices(table, sort_keys=by))  # nulls last, together
     rows = table.num_rows
     new_series = _starts_of_runs(pa, pc, [_array(pa, table[c]) for c in SERIES])
     ids = pc.subtract(pc.cumulative_sum(pc.cast(new_series, pa.int64())), 1)
