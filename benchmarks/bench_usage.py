@@ -2,7 +2,7 @@
 
     python benchmarks/bench_usage.py [--sizes 10M,100M] [--clusters 2] [--principals 1000]
         [--engines local,spark] [--steps-sizes 10M] [--timeout SECONDS] [--cache DIR]
-        [--results benchmarks/RESULTS-usage.md]
+        [--results benchmarks/RESULTS-usage.md] [--append]
 
 For each size (samples in all) it writes, once, a deterministic fleet of Parquet sample
 files (``SAMPLES/<cluster>/broker-<b>.parquet``: 6 brokers, ``--principals`` principals each,
@@ -14,8 +14,9 @@ its own process: wall time, CPU seconds, samples per second, per second per core
 core; Spark: every core of ``local[*]``), per CPU second, the peak RSS of the process tree
 (Spark's JVM and Python workers included) and the load averages before and after, since a
 shared machine's load changes every figure. A run past ``--timeout`` is stopped and
-recorded as such. Every engine must write the local engine's files byte for byte; the
-script checks it.
+recorded as such. The results file is rewritten after every run (``--append`` keeps the rows
+of earlier runs, kept in the cache). Both engines must write the same files byte for byte;
+the script checks it.
 
 Where the time goes: for the ``--steps-sizes``, each engine is run once more in a process
 of its own, timing its steps: the local engine's reading (and checking) of the files alone,
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from proctree import run_measured  # noqa: E402
@@ -221,6 +223,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=45 * 60, help="seconds a run may take")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / CACHE)
     ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--append", action="store_true", help="keep the cache's earlier rows")
+    ap.add_argument("--steps-only", action="store_true", help="time the steps, not the runs")
     ap.add_argument("--steps-of", nargs=2, metavar=("ENGINE", "FLEET"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.steps_of:
@@ -228,19 +232,23 @@ def main() -> None:
         print(json.dumps(steps_of(engine, Path(base), args.driver_memory)))
         return
     engines = args.engines.split(",")
-    if engines[0] != "local" or set(engines) - set(ENGINES):
-        raise SystemExit(f"--engines: start with local, then any of {', '.join(ENGINES)}")
+    if set(engines) - set(ENGINES):
+        raise SystemExit(f"--engines: any of {', '.join(ENGINES)}")
     cores = os.cpu_count() or 1
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    lines = [
-        "| samples | engine | wall s | CPU s | samples/s | samples/s/core | samples/CPU-s "
-        "| peak MiB | load before | load after | identical |",
-        "|---:|:---|---:|---:|---:|---:|---:|---:|:---|:---|:---:|",
-    ]
-    step_tables = []
+    # The rows so far (--append: of earlier runs too): written after every run, so a run
+    # stopped halfway (100 M samples on a loaded machine) still leaves its figures.
+    state_file = args.cache / "results.json"
+    state: dict[str, list[Any]] = {"rows": [], "steps": []}
+    if args.append and state_file.exists():
+        state = json.loads(state_file.read_text())
     for size in args.sizes.split(","):
         base, samples = cached_fleet(args.cache, size, args.clusters, args.principals)
         for engine in engines:
+            if args.steps_only:
+                _steps(args, state, size, engine, base, env)
+                _write(args, state, state_file, cores)
+                continue
             out = base / f"out-{engine}"
             shutil.rmtree(out, ignore_errors=True)
             cmd = [sys.executable, "-m", "kquota.cli.main", "fleet", "usage",
@@ -252,36 +260,59 @@ def main() -> None:
             after = _load()
             used = 1 if engine == "local" else cores
             if proc.returncode != 0 and secs >= args.timeout:
-                done = f"did not finish in {args.timeout:.0f} s"
-                lines.append(
+                done = f"stopped after {args.timeout:.0f} s, unfinished"
+                state["rows"].append(
                     f"| {samples:,} | {engine} | >{secs:.0f} | {cpu[0]:.0f} | {done} | | | "
                     f"{peak:.0f} | {before} | {after} | |"
                 )
-                print(f"{size} {engine}: {done}", flush=True)
-                continue
-            if proc.returncode != 0:
+            elif proc.returncode != 0:
                 raise SystemExit(f"{engine} failed on {size}:\n{proc.stderr[-3000:]}")
-            same = _same_outputs(base / "out-local", out)
-            rate = samples / secs
-            lines.append(
-                f"| {samples:,} | {engine} | {secs:.1f} | {cpu[0]:.0f} | {rate:,.0f} | "
-                f"{rate / used:,.0f} | {samples / cpu[0]:,.0f} | {peak:.0f} | {before} | "
-                f"{after} | {'yes' if same else 'NO'} |"
-            )
-            print(lines[-1], flush=True)
-            if size in args.steps_sizes.split(","):
-                before = _load()
-                found = subprocess.run(
-                    [sys.executable, __file__, "--steps-of", engine, str(base),
-                     "--driver-memory", args.driver_memory],
-                    env=env, capture_output=True, text=True, check=True,
-                )  # fmt: skip
-                steps = json.loads(found.stdout.splitlines()[-1])
-                step_tables.append((size, engine, before, _load(), steps))
-        for engine in engines[1:]:
-            shutil.rmtree(base / f"out-{engine}", ignore_errors=True)
+            else:
+                other = base / f"out-{'spark' if engine == 'local' else 'local'}"
+                same = ("yes" if _same_outputs(other, out) else "NO") if other.exists() else "-"
+                rate = samples / secs
+                state["rows"].append(
+                    f"| {samples:,} | {engine} | {secs:.1f} | {cpu[0]:.0f} | {rate:,.0f} | "
+                    f"{rate / used:,.0f} | {samples / cpu[0]:,.0f} | {peak:.0f} | {before} | "
+                    f"{after} | {same} |"
+                )
+            print(state["rows"][-1], flush=True)
+            _write(args, state, state_file, cores)
+            if size in args.steps_sizes.split(",") and proc.returncode == 0:
+                _steps(args, state, size, engine, base, env)
+                _write(args, state, state_file, cores)
+
+
+def _steps(
+    args: argparse.Namespace,
+    state: dict[str, list[Any]],
+    size: str,
+    engine: str,
+    base: Path,
+    env: dict[str, str],
+) -> None:
+    before = _load()
+    found = subprocess.run(
+        [sys.executable, __file__, "--steps-of", engine, str(base),
+         "--driver-memory", args.driver_memory],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    steps = json.loads(found.stdout.splitlines()[-1])
+    state["steps"].append((size, engine, before, _load(), steps))
+
+
+def _write(
+    args: argparse.Namespace, state: dict[str, list[Any]], state_file: Path, cores: int
+) -> None:
+    state_file.write_text(json.dumps(state))
+    lines = [
+        "| samples | engine | wall s | CPU s | samples/s | samples/s/core | samples/CPU-s "
+        "| peak MiB | load before | load after | identical |",
+        "|---:|:---|---:|---:|---:|---:|---:|---:|:---|:---|:---:|",
+        *state["rows"],
+    ]
     steps_md = []
-    for size, engine, before, after, steps in step_tables:
+    for size, engine, before, after, steps in state["steps"]:
         steps_md.append(
             f"\n{size}, {engine} (load {before} before, {after} after):\n\n"
             "| step | wall s | CPU s |\n|:---|---:|---:|"
@@ -292,23 +323,20 @@ def main() -> None:
             for name, wall, cpu in steps
         ]
     header = (
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {cores} cores, "
-        f"Python {platform.python_version()}, Spark local[*], driver memory "
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (last run) on {cores} "
+        f"cores, Python {platform.python_version()}, Spark local[*], driver memory "
         f"{args.driver_memory}; {args.clusters} clusters x {BROKERS} brokers x "
         f"{args.principals} principals, Parquet. Load: the 1 / 5 / 15 minute load averages "
         "before and after each run."
     )
     table = "\n".join(lines)
-    print(header)
-    print(table)
-    print("\n".join(steps_md))
     method = (
         "Each run is one `kquota fleet usage --since 30d` process: wall time from start to "
         "exit (Spark's session start included), the CPU seconds and the peak RSS of its "
         "process tree (Spark's JVM and Python workers included), sampled every 0.1 s. "
         "samples/s/core divides by the cores the engine can use (local: 1); samples/CPU-s "
         "is what a loaded machine changes least. Both engines must write byte-identical "
-        "files (last column)."
+        "files (last column: the second of the two runs of a size compared with the first)."
     )
     args.results.write_text(
         f"## Fleet usage: local engine vs Spark\n\n{header}\n\n{table}\n\n{method}\n\n"
