@@ -177,9 +177,9 @@ def profile_fleet_spark(
     step("read and check the files (executors: Arrow batches); each broker's newest sample")
     ends = {name: max(by_broker.values()) for name, by_broker in newest.items()}
     wanted = wanted_percentiles(extra)
-    # Pass 2: the files read again (cheaper than keeping them), each series' samples to one
-    # partition, profiled there in pyarrow (kquota.fleet.arrow_profile); a partition of about
-    # 2 M samples: a few hundred MB in a worker.
+    # Pass 2: the files read again (no sample kept between the passes), each series' samples
+    # to one partition, profiled there in pyarrow (kquota.fleet.arrow_profile); a partition
+    # of about 2 M samples: a few hundred MB in a worker.
     samples = sum(r["rows"] for r in brokers)
     partitions = max(
         int(spark.conf.get("spark.sql.shuffle.partitions")), samples // _PARTITION_ROWS
