@@ -57,6 +57,9 @@ def test_spark_profiles_equal_the_local_ones_and_write_the_same_files(
 def test_bad_sample_files_are_refused_with_the_local_engines_words(
     spark_engine: SparkEngine, tmp_path: Path
 ) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     write_usage_fleet(tmp_path / "samples", tmp_path / "snaps", clusters=3, minutes=3)
     jsonl = tmp_path / "samples" / "cluster-00" / "broker-1.jsonl"
     lines = jsonl.read_text().splitlines()
@@ -69,14 +72,21 @@ def test_bad_sample_files_are_refused_with_the_local_engines_words(
     jsonl.write_text("\n".join(lines) + "\n")
     prom = tmp_path / "samples" / "cluster-02" / "broker-3.prom"
     prom.write_text(prom.read_text() + 'kafka_server_quota_byte_rate{type="Produce"} -1 5\n')
+    # A Parquet row the column-by-column check passes back to the row-by-row one.
+    parquet = sorted((tmp_path / "samples" / "cluster-01").glob("*.parquet"))[0]
+    table = pq.read_table(parquet)
+    values = table.column("value").to_pylist()
+    values[2] = float("nan")
+    pq.write_table(table.set_column(6, "value", pa.array(values, pa.float64())), parquet)
     samples, snaps = str(tmp_path / "samples"), str(tmp_path / "snaps")
     expected = []
-    for name in ("cluster-00", "cluster-02"):
+    for name in ("cluster-00", "cluster-01", "cluster-02"):
         [cluster] = [c for c in discover_usage(samples, snaps) if c.name == name]
         with pytest.raises(KquotaError) as local:
             profile_fleet_local([cluster], since_ms=60_000)
         expected.append(str(local.value))
     assert f"{jsonl}:5: unknown metric 'produce-bytes'" in expected[0]
+    assert f"{parquet}: row 3: value NaN" in expected[1]
     with pytest.raises(KquotaError) as spark:
         spark_engine.profile_fleet(spark_engine.discover_usage(samples, snaps), since_ms=60_000)
     assert str(spark.value) == "\n".join(expected)

@@ -140,6 +140,86 @@ def test_parquet_without_a_column_or_with_a_bad_row(tmp_path: Path) -> None:
         _read(tmp_path / "junk.parquet")
 
 
+BATCH = 65536  # the Parquet reader's batch: rows past it are in a batch of their own
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"value": float("nan")}, "value NaN; allowed: a finite number, 0 or more"),
+        ({"value": float("inf")}, "value inf; allowed: a finite number, 0 or more"),
+        ({"value": -2.0}, "value -2.0 is negative; allowed: 0 or more"),
+        ({"timestamp_ms": -1}, "timestamp_ms -1; allowed: milliseconds since the epoch"),
+        ({"metric": "bytes"}, "unknown metric 'bytes'; allowed: fetch-byte-rate"),
+        ({"broker": ""}, "broker ''; allowed: a broker id or name"),
+        ({"cluster": "test"}, "a sample of cluster 'test', not of 'prod' (the cluster read)"),
+    ],
+)
+def test_a_bad_parquet_row_in_a_later_batch_is_named_by_its_row(
+    tmp_path: Path, bad: dict[str, object], said: str
+) -> None:
+    # The first batch passes the column-by-column check; the bad one is read row by row.
+    from dataclasses import replace
+
+    rows = series("a", None, PRODUCE_BYTE_RATE, range(BATCH + 10), step=1000)
+    rows[BATCH + 4] = replace(rows[BATCH + 4], **bad)
+    path = write_parquet(tmp_path / "s.parquet", rows)
+    with pytest.raises(SampleFileError) as e:
+        _read(path)
+    assert str(e.value).startswith(f"{path}: row {BATCH + 5}: {said}")
+
+
+def test_parquet_empty_tags_and_other_column_types_read_as_json_lines_do(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = series("", "", PRODUCE_BYTE_RATE, range(5)) + series("b", "", FETCH_BYTE_RATE, [7])
+    expected = [replace(r, user=r.user or None, client_id=None) for r in rows]
+    assert _read(write_parquet(tmp_path / "s.parquet", rows)) == expected
+    # An integer broker and an integer value: not the columns kquota writes, read all the same.
+    table = pa.table(
+        {
+            "cluster": ["prod"],
+            "broker": pa.array([3], pa.int32()),
+            "user": ["a"],
+            "client_id": pa.array([None], pa.string()),
+            "metric": [PRODUCE_BYTE_RATE],
+            "timestamp_ms": [T0],
+            "value": [5],
+        }
+    )
+    pq.write_table(table, tmp_path / "int.parquet")
+    assert _read(tmp_path / "int.parquet") == [
+        Sample("prod", "3", "a", None, PRODUCE_BYTE_RATE, T0, 5.0)
+    ]
+
+
+def _t(s: Sample) -> tuple[object, ...]:
+    return (s.cluster, s.broker, s.user, s.client_id, s.metric, s.timestamp_ms, s.value)
+
+
+def test_read_batches_are_the_samples_read_bytes_reads(tmp_path: Path) -> None:
+    rows = series("a", None, PRODUCE_BYTE_RATE, range(BATCH + 3), step=1000)
+    rows[BATCH + 1] = Sample("prod", "1", "a", "", PRODUCE_BYTE_RATE, T0 + 10**9, 1.0)
+    files = [
+        write_parquet(tmp_path / "s.parquet", rows),
+        write_jsonl(tmp_path / "s.jsonl", rows[:10]),
+    ]
+    (tmp_path / "1.prom").write_text(SCRAPE)
+    for path in [*files, tmp_path / "1.prom"]:
+        data = path.read_bytes()
+        by_rows = [_t(s) for s in SampleFiles((), "prod").read_bytes(path, data, T0)]
+        batches = list(SampleFiles((), "prod").read_batches(path, data, T0))
+        by_batches = [tuple(r.values()) for b in batches for r in b.to_pylist()]
+        assert by_batches == by_rows and by_rows
+    # A bad file is the same error either way.
+    bad = write_jsonl(tmp_path / "bad.jsonl", series("a", None, PRODUCE_BYTE_RATE, [-1]))
+    with pytest.raises(SampleFileError, match=r"bad.jsonl:1: value -1.0 is negative"):
+        list(SampleFiles((), "prod").read_batches(bad, bad.read_bytes(), T0))
+
+
 SCRAPE = "".join(
     line + "\n"
     for line in [

@@ -3,7 +3,8 @@
 The driver lists folders with the JVM's ``org.apache.hadoop.fs.FileSystem`` (whatever schemes
 the Spark installation has connectors for) and qualifies every location: a relative path is
 made absolute against the driver's working directory, never left for an executor to resolve
-in its own. Executors then read the listed files with ``binaryFiles``.
+in its own. Executors then read the listed files whole (``binaryFiles``, or the
+``binaryFile`` source).
 """
 
 from __future__ import annotations

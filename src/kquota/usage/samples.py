@@ -64,6 +64,10 @@ SUFFIXES = JSONL_SUFFIXES + PARQUET_SUFFIXES + EXPOSITION_SUFFIXES
 FIELDS = ("cluster", "broker", "user", "client_id", "metric", "timestamp_ms", "value")
 
 
+def _arrow_types(pa: Any) -> list[Any]:
+    return list(parquet_schema(pa).types)
+
+
 def parquet_schema(pa: Any) -> Any:
     """parquet_schema is the sample row as Parquet columns, for writers (``pa``: pyarrow)."""
     text, whole, real = pa.string(), pa.int64(), pa.float64()
@@ -140,31 +144,54 @@ class SampleFiles:
 
     def read_bytes(self, path: PurePath, data: bytes, mtime_ms: int) -> Iterator[Sample]:
         """read_bytes reads one sample file's contents as :meth:`__iter__` reads the file
-        ``path`` (named in errors, its suffix the kind; ``mtime_ms`` its modification time):
-        the Spark engine reads files it got from Hadoop's file systems through here."""
-        if len(data) > self.max_file_bytes:
-            raise SampleFileError(
-                f"{path}: cannot read sample file: file too large ({len(data)} bytes; the limit "
-                f"is {self.max_file_bytes} bytes); allowed: smaller files (split it by time)"
-            )
+        ``path`` (named in errors, its suffix the kind; ``mtime_ms`` its modification time)."""
         if path.suffix in PARQUET_SUFFIXES:
-            from kquota.snapshot.parquet import _pyarrow
-
-            _, pq = _pyarrow()
-            try:
-                pf = pq.ParquetFile(io.BytesIO(data))
-            except (OSError, ValueError) as e:
-                raise SampleFileError(f"{path}: not a Parquet sample file: {e}") from None
-            yield from self._parquet_rows(path, pf)
+            yield from _samples(self._parquet_batches(path, self._parquet_of(path, data)))
         elif path.suffix in JSONL_SUFFIXES:
-            yield from self._jsonl(path, io.BytesIO(data))
+            yield from self._jsonl(path, io.BytesIO(self._within_limit(path, data)))
         elif path.suffix in EXPOSITION_SUFFIXES:
-            yield from self._exposition(path, io.BytesIO(data), mtime_ms)
+            yield from self._exposition(path, io.BytesIO(self._within_limit(path, data)), mtime_ms)
         else:
             raise SampleFileError(
                 f"{path}: not a sample file by its name; allowed: *{', *'.join(SUFFIXES)} "
                 "(JSON Lines, Parquet, Prometheus text exposition)"
             )
+
+    def read_batches(self, path: PurePath, data: bytes, mtime_ms: int) -> Iterator[Any]:
+        """read_batches reads as :meth:`read_bytes` does, as pyarrow record batches of the
+        sample columns (:func:`parquet_schema`): the Spark engine's executors read files
+        they got from Hadoop's file systems through here and hand the batches to the JVM as
+        they are. A Parquet file's batches pass through unless a row needs a closer look."""
+        import pyarrow as pa
+
+        if path.suffix in PARQUET_SUFFIXES:
+            parts: Iterator[Any] = self._parquet_batches(path, self._parquet_of(path, data))
+        else:
+            parts = _chunked(self.read_bytes(path, data, mtime_ms))
+        schema = parquet_schema(pa)
+        for part in parts:
+            if isinstance(part, list):
+                typed = zip(FIELDS, schema.types, strict=True)
+                columns = [pa.array([getattr(s, f) for s in part], t) for f, t in typed]
+                part = pa.RecordBatch.from_arrays(columns, schema=schema)
+            yield part
+
+    def _within_limit(self, path: PurePath, data: bytes) -> bytes:
+        if len(data) > self.max_file_bytes:
+            raise SampleFileError(
+                f"{path}: cannot read sample file: file too large ({len(data)} bytes; the limit "
+                f"is {self.max_file_bytes} bytes); allowed: smaller files (split it by time)"
+            )
+        return data
+
+    def _parquet_of(self, path: PurePath, data: bytes) -> Any:
+        from kquota.snapshot.parquet import _pyarrow
+
+        _, pq = _pyarrow()
+        try:
+            return pq.ParquetFile(io.BytesIO(self._within_limit(path, data)))
+        except (OSError, ValueError) as e:
+            raise SampleFileError(f"{path}: not a Parquet sample file: {e}") from None
 
     def _fast(self, row: object) -> Sample | None:
         """_fast is the sample of a row as kquota writes it (strings, an int time, a float
@@ -274,9 +301,12 @@ class SampleFiles:
             pf = pq.ParquetFile(path)
         except (OSError, ValueError) as e:
             raise SampleFileError(f"{path}: not a Parquet sample file: {e}") from None
-        yield from self._parquet_rows(path, pf)
+        yield from _samples(self._parquet_batches(path, pf))
 
-    def _parquet_rows(self, path: PurePath, pf: Any) -> Iterator[Sample]:
+    def _parquet_batches(self, path: PurePath, pf: Any) -> Iterator[Any]:
+        """_parquet_batches reads ``pf`` a batch at a time: a batch that passes
+        :meth:`_columnar` as a record batch of the sample columns, else as the list of its
+        samples, checked row by row (the error, if any, names the row)."""
         have = set(pf.schema_arrow.names)
         missing = [f for f in FIELDS if f not in have]
         if missing:
@@ -288,14 +318,56 @@ class SampleFiles:
         self._where = lambda: f"{path}: row {row_no}"
         try:
             for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=list(FIELDS)):
+                good = self._columnar(batch)
+                if good is not None:
+                    row_no += batch.num_rows
+                    yield good
+                    continue
                 columns = [batch.column(i).to_pylist() for i in range(len(FIELDS))]
+                samples = []
                 for values in zip(*columns, strict=True):
                     row_no += 1
                     row = dict(zip(FIELDS, values, strict=True))
                     sample = self._fast(row)
-                    yield self._checked(f"{path}: row {row_no}", row) if sample is None else sample
+                    samples.append(
+                        self._checked(f"{path}: row {row_no}", row) if sample is None else sample
+                    )
+                yield samples
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise SampleFileError(f"{path}: row {row_no + 1}: cannot read: {e}") from None
+
+    def _columnar(self, batch: Any) -> Any:
+        """_columnar is ``batch`` (the sample columns) if every row is one :meth:`_fast`
+        takes, checked column by column, with empty tags made null as :meth:`_checked`
+        makes them; else None, for the row-by-row check. Millions of rows, no Python per row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if batch.schema.names != list(FIELDS) or batch.schema.types != _arrow_types(pa):
+            return None  # another column type (an integer broker, ...): read row by row
+        cluster, broker, user, client_id, metric, ts, value = batch.columns
+        if any(c.null_count for c in (cluster, broker, metric, ts, value)):
+            return None
+        if self.cluster is None and batch.num_rows:
+            first = cluster[0].as_py()
+            if not first:
+                return None
+            self.cluster = first
+        checks = (
+            pc.equal(cluster, self.cluster),
+            pc.greater(pc.utf8_length(broker), 0),
+            pc.is_in(metric, value_set=pa.array(sorted(METRICS))),
+            pc.greater_equal(ts, 0),
+            pc.is_finite(value),
+            pc.greater_equal(value, 0.0),
+        )
+        if not all(pc.all(c).as_py() is True for c in checks):
+            return None
+        empty = pa.scalar(None, pa.string())
+        tags = [pc.if_else(pc.equal(t, ""), empty, t) for t in (user, client_id)]
+        return pa.RecordBatch.from_arrays(
+            [cluster, broker, *tags, metric, ts, value], schema=batch.schema
+        )
 
     def _exposition(self, path: PurePath, f: Any, mtime_ms: int) -> Iterator[Sample]:
         line = 0
@@ -359,6 +431,26 @@ class SampleFiles:
                     "(kquota.yaml), a snapshot that records it, or a cluster label"
                 )
             yield self._checked(at, row)
+
+
+def _samples(parts: Iterator[Any]) -> Iterator[Sample]:
+    """_samples are the samples of :meth:`SampleFiles._parquet_batches`' parts."""
+    for part in parts:
+        if isinstance(part, list):
+            yield from part
+        else:
+            yield from map(Sample, *(c.to_pylist() for c in part.columns))
+
+
+def _chunked(samples: Iterator[Sample]) -> Iterator[list[Sample]]:
+    chunk: list[Sample] = []
+    for s in samples:
+        chunk.append(s)
+        if len(chunk) == _BATCH_ROWS:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 _NAME = re.compile(rb"[a-zA-Z_:][a-zA-Z0-9_:]*")
