@@ -159,7 +159,7 @@ Step = tuple[str, float, float]
 def steps_of(engine: str, base: Path, driver_memory: str) -> list[Step]:
     """steps_of times one engine's steps on the fleet at ``base`` (run in its own process)."""
     from kquota.fleet.usage import discover_usage, profile_fleet_local
-    from kquota.usage.source import parse_since
+    from kquota.usage.window import parse_since
 
     window = parse_since(SINCE)
     samples, snaps = str(base / "samples"), str(base / "snapshots")
