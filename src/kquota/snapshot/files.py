@@ -25,6 +25,7 @@ import io
 import json
 import math
 from collections.abc import Mapping
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
@@ -40,7 +41,7 @@ from kquota.model import (
     QuotaValues,
     ValuesPool,
     pooled,
-    sorted_entities,
+    sorted_by_entity,
 )
 
 MAX_SNAPSHOT_BYTES = 1024 * MiB
@@ -335,15 +336,17 @@ def _entry_lines(
     """
     dumps = orjson.dumps
     tail = b"," + dumps(dict(meta))[1:-1] + b"}" if meta else b"}"
-    order = sorted_entities(state)
+    # Entries with their values, in order: looking each entity up again would hash it once
+    # more (a Python-level __hash__: a third of this function's time at 100k entities).
+    order = sorted_by_entity(state.items(), itemgetter(0))
     quotas_json: dict[tuple[tuple[str, float], ...], bytes] = {}
     heads: dict[str, bytes] = {}
     out: list[bytes] = []
     for start in range(0, len(order), _DUMP_CHUNK):
         lines: list[bytes] = []
         line = lines.append
-        for e in order[start : start + _DUMP_CHUNK]:
-            items = tuple(state[e].items())
+        for e, values in order[start : start + _DUMP_CHUNK]:
+            items = tuple(values.items())
             quotas = quotas_json.get(items)
             if quotas is None:
                 if len(quotas_json) >= _QUOTAS_MEMO_LIMIT:
@@ -351,7 +354,7 @@ def _entry_lines(
                 quotas = dumps({k: float(v) for k, v in sorted(items)})
                 if b"null" in quotas:  # NaN or an infinity: orjson writes null for them
                     quotas = dumps({k: _number(float(v)) for k, v in sorted(items)})
-                if 0.0 not in state[e].values():  # 0.0 == -0.0, but they print apart
+                if 0.0 not in values.values():  # 0.0 == -0.0, but they print apart
                     quotas_json[items] = quotas
             parts = e.parts
             if len(parts) == 1:
