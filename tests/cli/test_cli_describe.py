@@ -71,7 +71,7 @@ def test_describe_writes_with_the_cyclic_collector_paused(
     kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A describe-all builds objects per entity, none in a cycle: each collection the cyclic
-    collector started would walk them all and find nothing (kquota.gcpause; at 100k entities
+    collector started would walk them all and find nothing (kquota.runtime.gcpause; at 100k entities
     about 0.06 s of CPU). The command pauses it until its output is written, and turns it
     back on after."""
     user = f"paused-{secrets.token_hex(4)}"

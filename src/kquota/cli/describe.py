@@ -29,9 +29,9 @@ from kquota.cli.connect_options import entity_options, parse_entity_flags
 from kquota.cli.examples import EXAMPLES
 from kquota.cli.options import TargetingArgs, format_option, live_targeting_options
 from kquota.cli.timeout_option import timeout_option
-from kquota.gcpause import collector_paused
 from kquota.operations.describe import describe
 from kquota.render.describe import render_text
+from kquota.runtime.gcpause import collector_paused
 
 
 @click.command("describe", epilog=EXAMPLES["describe"])
@@ -48,7 +48,7 @@ from kquota.render.describe import render_text
     help="Only entities with exactly the types given by --names/--defaults.",
 )
 @timeout_option("describe")
-@collector_paused()  # a describe of 100k holds large acyclic data: kquota.gcpause
+@collector_paused()  # a describe of 100k holds large acyclic data: kquota.runtime.gcpause
 def command(
     where: TargetingArgs,
     names: tuple[str, ...],
