@@ -498,3 +498,91 @@ def test_alter_exchange_recognises_a_brokers_acceptance_without_decoding_it() ->
     one = [{"ErrorCode": 0, "ErrorMessage": None, "Entity": entries[5]["Entity"]}]
     payload = frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": one}))
     assert odd.decode(1, payload) == qw.decode_alter_response(1, payload)
+
+
+# ---- AlterExchange with a template: a commit after the validate-only pass that accepted it ----
+
+
+def accepting_answer(alts: list[QuotaAlteration], data: st.DataObject) -> list[dict[str, Any]]:
+    """accepting_answer accepts every alteration once, as a broker does (its own order)."""
+    entries = [
+        {
+            "ErrorCode": 0,
+            "ErrorMessage": None,
+            "Entity": [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts][
+                :: data.draw(st.sampled_from([1, -1]))
+            ],
+        }
+        for a in alts
+    ]
+    return list(data.draw(st.permutations(entries)))
+
+
+@FUZZ
+@given(alts=alterations, data=st.data())
+def test_a_commit_templated_on_its_validation_sends_and_reads_as_a_fresh_one(
+    alts: list[QuotaAlteration], data: st.DataObject
+) -> None:
+    validation = qw.AlterExchange(alts, True)
+    validation.encode(1)
+    accepted = kp.encode_body(
+        ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": accepting_answer(alts, data)}
+    )
+    validation.decode(1, frame(1, accepted))
+    commit = qw.AlterExchange(alts, False, validation)
+    # Every version, in any order (a reconnection may change it): the bytes a fresh
+    # encoding of the commit gives.
+    for version in data.draw(st.permutations([0, 1, 1])):
+        assert commit.encode(version) == qw.encode_alter_request(version, alts, False)
+    # The commit's answer: the validation's own (another correlation id and throttle time),
+    # another broker-shaped one, or either mutated; read as the full decoder reads it.
+    throttled = struct.pack(">i", data.draw(st.integers(0, 2**31 - 1))) + accepted[4:]
+    other = kp.encode_body(
+        ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": answer_entries(alts, data)}
+    )
+    payload = frame(1, data.draw(st.sampled_from([throttled, other])), correlation_id=9)
+    if data.draw(st.booleans()):
+        payload = mutate(payload, data.draw(edits))
+    full = outcome(qw.decode_alter_response, 1, payload)
+    try:
+        answer = commit.decode(1, payload)
+    except kp.ProtocolError:
+        answer = None
+    if answer is not qw.ALL_ACCEPTED:
+        assert outcome(commit.decode, 1, payload) == full
+        return
+    assert full[0] == "ok"
+    answered = [entity for entity, _, _ in full[1]]
+    assert all(code == 0 and message is None for _, code, message in full[1])
+    assert len(set(answered)) == len(answered)
+    assert set(answered) == {a.entity for a in alts}
+
+
+def test_a_commit_templated_on_an_accepted_validation_reuses_its_bytes() -> None:
+    alts = [
+        QuotaAlteration(Entity.of({"user": f"u{i}"}), (QuotaOp.set("producer_byte_rate", 1e6),))
+        for i in range(3)
+    ]
+    validation = qw.AlterExchange(alts, True)
+    sent = validation.encode(1)
+    entries = [
+        {"ErrorCode": 0, "ErrorMessage": None, "Entity": [{"EntityType": "user", "EntityName": n}]}
+        for n in ("u2", "u0", "u1")
+    ]
+    answer = kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries})
+    assert validation.decode(1, frame(1, answer)) is qw.ALL_ACCEPTED
+    assert validation.accepted_all
+    commit = qw.AlterExchange(alts, False, validation)
+    body = commit.encode(1)
+    assert body == sent[:-2] + b"\x00\x00" == qw.encode_alter_request(1, alts, False)
+    assert commit.decode(1, frame(1, answer, correlation_id=8)) is qw.ALL_ACCEPTED
+    # A validation that did not accept everything is no template: the commit is encoded anew.
+    entries[0] = {**entries[0], "ErrorCode": 42}
+    refused = qw.AlterExchange(alts, True)
+    refused.encode(1)
+    refused.decode(
+        1, frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries}))
+    )
+    assert not refused.accepted_all
+    again = qw.AlterExchange(alts, False, refused)
+    assert again.encode(1) == qw.encode_alter_request(1, alts, False)
