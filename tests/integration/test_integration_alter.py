@@ -223,6 +223,68 @@ def test_the_brokers_acceptance_is_recognised_from_its_bytes(kafka_broker: Broke
     }
 
 
+def test_a_commit_sends_its_validated_bytes_again(
+    kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit of the chunks a validate-only pass sent and the broker accepted whole sends
+    the same bodies with the flag changed: no entity is encoded twice, and the broker's answer
+    (the validation's, byte for byte) is recognised without being read. What it writes is
+    what was validated."""
+    import kquota.kafka.quotawire as qw
+
+    encoded: list[int] = []
+    real = qw._alter_request_compact
+
+    def counted(alterations: Any, validate_only: bool) -> Any:
+        encoded.append(len(alterations))
+        return real(alterations, validate_only)
+
+    monkeypatch.setattr(qw, "_alter_request_compact", counted)
+    alts = [
+        QuotaAlteration(E(user=uname(f"again-{i}")), (S(PBR, 1024.0 * (i + 1)),)) for i in range(7)
+    ]
+    with WireAdmin([kafka_broker.bootstrap_servers], ClientConfig(), chunk_keys=3) as admin:
+        validated = admin.alter(alts, validate_only=True)
+        assert [r.ok for r in validated] == [True] * 7
+        assert encoded == [3, 3, 1]
+        committed = admin.alter(alts, validate_only=False)
+        assert encoded == [3, 3, 1]  # nothing encoded again
+        assert [(r.entity, r.ok) for r in committed] == [(a.entity, True) for a in alts]
+        for a in alts:
+            quotas_of(admin, a.entity, {PBR: a.ops[0].value or 0.0})
+        removed = admin.alter(
+            [QuotaAlteration(a.entity, (R(PBR),)) for a in alts], validate_only=False
+        )
+        assert all(r.ok for r in removed)
+
+
+class _Changeable:
+    """_Changeable is an API caller's own alteration object, which it may change between the
+    validate-only call and the commit (anything with an entity and ops will do)."""
+
+    def __init__(self, entity: Entity, ops: list[QuotaOp]) -> None:
+        self.entity = entity
+        self.ops = ops
+
+
+def test_a_commit_of_objects_changed_since_validation_sends_the_change(
+    admin: WireAdmin,
+) -> None:
+    """Bytes are reused only for alterations that cannot change (frozen, holding tuples):
+    a caller's own object changed after its validation is sent as it is now."""
+    entity = E(user=uname("changed-after-validation"))
+    mine = _Changeable(entity, [S(PBR, 1024.0)])
+    frozen = QuotaAlteration(entity, tuple(mine.ops))
+    assert all(r.ok for r in admin.alter([mine], validate_only=True))
+    mine.ops[0] = S(PBR, 2048.0)
+    assert all(r.ok for r in admin.alter([mine], validate_only=False))
+    quotas_of(admin, entity, {PBR: 2048.0})
+    assert all(r.ok for r in admin.alter([frozen], validate_only=True))
+    assert all(r.ok for r in admin.alter([frozen], validate_only=False))
+    quotas_of(admin, entity, {PBR: 1024.0})
+    alter1(admin, entity, R(PBR))
+
+
 # --- §6.1 validation (cases 1-25) ------------------------------------------------------------
 
 VALIDATION_CASES: list[tuple[str, Entity, list[QuotaOp], str]] = [

@@ -433,6 +433,40 @@ def answer_entries(alts: list[QuotaAlteration], data: st.DataObject) -> list[dic
 def test_alter_exchange_reads_every_answer_as_the_full_decoder_does(
     alts: list[QuotaAlteration], version: int, data: st.DataObject
 ) -> None:
+    reads_as_the_full_decoder(alts, version, data)
+
+
+SEPARATOR_LIKE = st.sampled_from(["\x00\x00\x00\x02\x05user", "\x00", "\x02", "a\x00\x00"])
+one_type_alterations = st.builds(
+    lambda kind, names, value: [
+        QuotaAlteration(Entity(((kind, name),)), (QuotaOp.set("producer_byte_rate", value),))
+        for name in names
+    ],
+    st.sampled_from(["user", "client-id", "ip"]),
+    st.lists(
+        st.one_of(st.none(), st.text(max_size=40), SEPARATOR_LIKE, SEPARATOR_LIKE.map("x".join)),
+        max_size=8,
+        unique=True,
+    ),
+    st.just(1024.0),
+)
+
+
+@FUZZ
+@given(alts=one_type_alterations, data=st.data())
+def test_answers_to_entities_of_one_type_are_read_as_the_full_decoder_does(
+    alts: list[QuotaAlteration], data: st.DataObject
+) -> None:
+    """Entities of one part and one type (a users-only apply) have their answer split apart
+    at the entries' fixed bytes; names holding those bytes, or null, change nothing."""
+    reads_as_the_full_decoder(alts, 1, data)
+
+
+def reads_as_the_full_decoder(
+    alts: list[QuotaAlteration], version: int, data: st.DataObject
+) -> None:
+    """reads_as_the_full_decoder: an exchange over ``alts`` reads a broker-shaped answer, or
+    a mutation of one, as the full decoder does, and accepts all only where it says so."""
     exchange = qw.AlterExchange(alts, True)
     assert exchange.encode(version) == qw.encode_alter_request(version, alts, True)
     body = {"ThrottleTimeMs": 0, "Entries": answer_entries(alts, data)}
@@ -498,3 +532,132 @@ def test_alter_exchange_recognises_a_brokers_acceptance_without_decoding_it() ->
     one = [{"ErrorCode": 0, "ErrorMessage": None, "Entity": entries[5]["Entity"]}]
     payload = frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": one}))
     assert odd.decode(1, payload) == qw.decode_alter_response(1, payload)
+
+
+# ---- AlterExchange with a template: a commit after the validate-only pass that accepted it ----
+
+
+def accepting_answer(alts: list[QuotaAlteration], data: st.DataObject) -> list[dict[str, Any]]:
+    """accepting_answer accepts every alteration once, as a broker does (its own order)."""
+    entries = [
+        {
+            "ErrorCode": 0,
+            "ErrorMessage": None,
+            "Entity": [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts][
+                :: data.draw(st.sampled_from([1, -1]))
+            ],
+        }
+        for a in alts
+    ]
+    return list(data.draw(st.permutations(entries)))
+
+
+@FUZZ
+@given(alts=alterations, data=st.data())
+def test_a_commit_templated_on_its_validation_sends_and_reads_as_a_fresh_one(
+    alts: list[QuotaAlteration], data: st.DataObject
+) -> None:
+    validation = qw.AlterExchange(alts, True)
+    validation.encode(1)
+    accepted = kp.encode_body(
+        ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": accepting_answer(alts, data)}
+    )
+    validation.decode(1, frame(1, accepted))
+    commit = qw.AlterExchange(alts, False, validation)
+    # Every version, in any order (a reconnection may change it): the bytes a fresh
+    # encoding of the commit gives.
+    for version in data.draw(st.permutations([0, 1, 1])):
+        assert commit.encode(version) == qw.encode_alter_request(version, alts, False)
+    # The commit's answer: the validation's own (another correlation id and throttle time),
+    # another broker-shaped one, or either mutated; read as the full decoder reads it.
+    throttled = struct.pack(">i", data.draw(st.integers(0, 2**31 - 1))) + accepted[4:]
+    other = kp.encode_body(
+        ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": answer_entries(alts, data)}
+    )
+    payload = frame(1, data.draw(st.sampled_from([throttled, other])), correlation_id=9)
+    if data.draw(st.booleans()):
+        payload = mutate(payload, data.draw(edits))
+    full = outcome(qw.decode_alter_response, 1, payload)
+    try:
+        answer = commit.decode(1, payload)
+    except kp.ProtocolError:
+        answer = None
+    if answer is not qw.ALL_ACCEPTED:
+        assert outcome(commit.decode, 1, payload) == full
+        return
+    assert full[0] == "ok"
+    answered = [entity for entity, _, _ in full[1]]
+    assert all(code == 0 and message is None for _, code, message in full[1])
+    assert len(set(answered)) == len(answered)
+    assert set(answered) == {a.entity for a in alts}
+
+
+def test_a_commit_templated_on_an_accepted_validation_reuses_its_bytes() -> None:
+    alts = [
+        QuotaAlteration(Entity.of({"user": f"u{i}"}), (QuotaOp.set("producer_byte_rate", 1e6),))
+        for i in range(3)
+    ]
+    validation = qw.AlterExchange(alts, True)
+    sent = validation.encode(1)
+    entries = [
+        {"ErrorCode": 0, "ErrorMessage": None, "Entity": [{"EntityType": "user", "EntityName": n}]}
+        for n in ("u2", "u0", "u1")
+    ]
+    answer = kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries})
+    assert validation.decode(1, frame(1, answer)) is qw.ALL_ACCEPTED
+    assert validation.accepted_all
+    commit = qw.AlterExchange(alts, False, validation)
+    body = commit.encode(1)
+    assert body == sent[:-2] + b"\x00\x00" == qw.encode_alter_request(1, alts, False)
+    assert commit.decode(1, frame(1, answer, correlation_id=8)) is qw.ALL_ACCEPTED
+    # A validation that did not accept everything is no template: the commit is encoded anew.
+    entries[0] = {**entries[0], "ErrorCode": 42}
+    refused = qw.AlterExchange(alts, True)
+    refused.encode(1)
+    refused.decode(
+        1, frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries}))
+    )
+    assert not refused.accepted_all
+    again = qw.AlterExchange(alts, False, refused)
+    assert again.encode(1) == qw.encode_alter_request(1, alts, False)
+
+
+def test_a_one_part_acceptance_is_split_apart_and_a_tricky_name_read_entry_by_entry() -> None:
+    def accepted(
+        parts: list[tuple[str, str | None]],
+    ) -> tuple[qw.AlterExchange, bytes, qw.Compact]:
+        alts = [
+            QuotaAlteration(Entity((p,)), (QuotaOp.set("producer_byte_rate", 1e6),)) for p in parts
+        ]
+        exchange = qw.AlterExchange(alts, True)
+        exchange.encode(1)
+        entries = [
+            {"ErrorCode": 0, "ErrorMessage": None, "Entity": [{"EntityType": t, "EntityName": n}]}
+            for t, n in reversed(parts)
+        ]
+        body = kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries})
+        return exchange, frame(1, body), qw._alter_request_compact(alts, True)
+
+    names = [("user", "alice"), ("user", None), ("user", "b" * 200), ("client-id", "a\x00")]
+    exchange, payload, compact = accepted(names)
+    assert compact.one_part and compact.keys
+    assert qw._accepts_one_part(payload, 10, compact.keys)
+    assert exchange.decode(1, payload) is qw.ALL_ACCEPTED
+    # A name holding the bytes the entries are split at: no match, the loop accepts.
+    exchange, payload, compact = accepted([("user", "alice"), ("user", "x\x00\x00\x00\x00\x02y")])
+    assert compact.one_part and compact.keys
+    assert not qw._accepts_one_part(payload, 10, compact.keys)
+    assert exchange.decode(1, payload) is qw.ALL_ACCEPTED
+    # One entity answered twice, another not at all: not an acceptance, read in full.
+    exchange, payload, compact = accepted(names[:2])
+    twice = payload.replace(b"\x05user\x00", b"\x05user\x06alice")
+    assert twice != payload and compact.keys
+    assert not qw._accepts_one_part(twice, 10, compact.keys)
+    assert exchange.decode(1, twice) == qw.decode_alter_response(1, twice)
+    # An entity of two parts: the answer is read entry by entry.
+    pair = [
+        QuotaAlteration(
+            Entity.of({"user": "a", "client-id": "b"}), (QuotaOp.set("producer_byte_rate", 1e6),)
+        )
+    ]
+    assert not qw._alter_request_compact(pair, True).one_part

@@ -229,6 +229,42 @@ def chunk_alterations(alterations: Sequence[A], max_keys: int) -> list[list[A]]:
     return chunks
 
 
+@dataclass(frozen=True, slots=True)
+class _Validated:
+    """_Validated is a chunk a validate-only pass sent and the broker accepted whole: its
+    commit sends the same body with the flag changed and, answered the same way, takes the
+    same results (an accepted entity's result does not say which pass accepted it)."""
+
+    chunk: Sequence[AlterationLike]
+    exchange: AlterExchange
+    results: list[AlterResult]
+
+    def sends(self, chunk: Sequence[AlterationLike]) -> bool:
+        """sends: ``chunk`` is this chunk, the very same objects in the same order (the
+        chunk kept here keeps them alive, so an object's id is not reused meanwhile)."""
+        return len(chunk) == len(self.chunk) and all(map(operator.is_, chunk, self.chunk))
+
+
+def _frozen(kind: type) -> bool:
+    params = getattr(kind, "__dataclass_params__", None)
+    return params is not None and bool(params.frozen)
+
+
+def _unchanging(chunk: Sequence[AlterationLike]) -> bool:
+    """_unchanging: nothing in ``chunk`` can change between a validate-only pass and the
+    commit without being rebuilt (frozen dataclasses holding tuples: a plan's alterations,
+    QuotaAlteration), so bytes encoded for the one hold for the other. An API caller's own
+    mutable objects are encoded afresh for each call."""
+    ops = list(map(_ops_of, chunk))
+    if set(map(type, ops)) != {tuple}:
+        return False
+    entities = list(map(_entity_of, chunk))
+    if set(map(type, entities)) != {Entity} or set(map(type, map(_parts_of, entities))) != {tuple}:
+        return False
+    kinds = set(map(type, chunk)) | set(map(type, itertools.chain.from_iterable(ops)))
+    return all(map(_frozen, kinds))
+
+
 def check_unique(alterations: Sequence[AlterationLike]) -> None:
     """check_unique rejects two alterations of one entity, or one key twice in an entity."""
     # The common case first, in C: distinct parts are distinct entities, and an entity's
@@ -253,6 +289,8 @@ def check_unique(alterations: Sequence[AlterationLike]) -> None:
 
 
 _ops_of = operator.attrgetter("ops")
+_entity_of = operator.attrgetter("entity")
+_parts_of = operator.attrgetter("parts")
 
 
 def _waiting_for(api_key: int, conn: BrokerConnection) -> contextlib.AbstractContextManager[None]:
@@ -284,6 +322,7 @@ class AsyncWireAdmin:
         self._conn: BrokerConnection | None = None
         self._connecting: asyncio.Lock | None = None
         self._side: dict[str, BrokerConnection] = {}
+        self._validated: dict[int, _Validated] = {}
 
     async def _connection(self) -> BrokerConnection:
         if self._connecting is None:
@@ -499,6 +538,8 @@ class AsyncWireAdmin:
     ) -> list[AlterResult]:
         """alter applies (or, with ``validate_only``, checks) alterations; one result each."""
         check_unique(alterations)
+        if validate_only:
+            self._validated = {}  # only the last validate-only call's chunks are kept
         if not alterations:
             return []
         gate = asyncio.Semaphore(self._max_in_flight)
@@ -520,8 +561,13 @@ class AsyncWireAdmin:
         results: dict[Parts, AlterResult] = {}
         todo = chunk
         attempt = 0
+        prior = None if validate_only else self._validated.pop(id(chunk[0]), None)
+        if prior is not None and not prior.sends(chunk):
+            prior = None
         while True:
-            exchange = AlterExchange(todo, validate_only)
+            exchange = AlterExchange(
+                todo, validate_only, prior.exchange if prior is not None and todo is chunk else None
+            )
             answer = await self._with_retries(
                 "AlterClientQuotas",
                 functools.partial(
@@ -530,7 +576,12 @@ class AsyncWireAdmin:
             )
             if answer is ALL_ACCEPTED and todo is chunk:
                 progress.advance(len(chunk))
-                return [AlterResult(a.entity, 0, _NONE, None) for a in chunk]
+                if prior is not None:
+                    return prior.results
+                accepted = [AlterResult(a.entity, 0, _NONE, None) for a in chunk]
+                if validate_only and exchange.accepted_all and _unchanging(chunk):
+                    self._validated[id(chunk[0])] = _Validated(chunk, exchange, accepted)
+                return accepted
             # Matched by the entities' parts: equal parts are equal entities, and a tuple
             # hashes in C (an Entity's hash and equality are Python calls).
             answered: dict[Parts, tuple[int, str | None]] = (
@@ -560,6 +611,7 @@ class AsyncWireAdmin:
             todo = retry
 
     async def close(self) -> None:
+        self._validated = {}
         side, self._side = self._side, {}
         for conn in side.values():
             await conn.close()
