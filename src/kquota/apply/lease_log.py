@@ -151,13 +151,39 @@ class LeaseLog:
         """topic_exists says whether the lease topic exists, and how many brokers answered."""
         from confluent_kafka import KafkaException
 
+        end = time.monotonic() + timeout
         metadata = _sliced(
             lambda t: self._admin_client().list_topics(timeout=t),
             timeout,
             retry_on=(KafkaException,),
             what=f"the metadata of topic {self.topic}",
         )
-        return self.topic in metadata.topics, len(metadata.brokers)
+        if self.topic in metadata.topics:
+            return True, len(metadata.brokers)
+        # A listing leaves out the topics this principal may not Describe: ask for this one,
+        # so that a topic it may not see is refused as such, not called missing.
+        return self._described(max(0.1, end - time.monotonic())), len(metadata.brokers)
+
+    def _described(self, timeout: float) -> bool:
+        """_described: the lease topic exists (False: the cluster does not know it); a
+        principal not allowed to describe it is refused with what the lease needs."""
+        from confluent_kafka import KafkaError, KafkaException, TopicCollection
+
+        futures = self._admin_client().describe_topics(
+            TopicCollection([self.topic]), request_timeout=timeout
+        )
+        try:
+            futures[self.topic].result(timeout=timeout + 1.0)
+        except KafkaException as e:
+            err = e.args[0] if e.args else e
+            if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                return False
+            raise LeaseError(_refusal(f"the lease topic {self.topic}", err, self.topic)) from None
+        except TimeoutError:
+            raise LeaseTimeout(
+                f"no answer for the description of topic {self.topic} within {timeout:.1f} s"
+            ) from None
+        return True
 
     def require_topic(self, timeout: float, missing: Callable[[str], str]) -> None:
         """require_topic: the lease topic exists, or :class:`LeaseTopicMissing` with
