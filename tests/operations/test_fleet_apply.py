@@ -23,6 +23,7 @@ from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
 from kquota.operations.fleet_apply import FleetApplyRequest, fleet_apply
 from kquota.plan.rollout import COMMITTED, FAILED, PlannedWave
+from polling import assert_eventually
 from rollout_kit import Cluster, Fleet, create_topic, desired_yaml, quotas, user_quota
 
 pytestmark = pytest.mark.integration
@@ -34,6 +35,21 @@ def fleet(
 ) -> Fleet:
     monkeypatch.chdir(tmp_path)
     return Fleet(tmp_path, capsys)
+
+
+def _changed_by_another_writer(bootstrap: str, user: str, op: QuotaOp) -> None:
+    """_changed_by_another_writer alters ``user``'s quota as another client would, and waits
+    until the broker's describe shows it (a KRaft broker applies a committed quota record to
+    what it describes a moment later), so that the apply under test reads the change."""
+    with WireAdmin(bootstrap) as admin:
+        (done,) = admin.alter(
+            [QuotaAlteration(Entity.of({"user": user}), (op,))], validate_only=False
+        )
+        assert done.ok
+    shown = None if op.remove else op.value
+    assert_eventually(
+        lambda: quotas(bootstrap, user).get(op.key) == shown, what=f"{user}'s quota changed"
+    )
 
 
 def _request(fleet: Fleet) -> FleetApplyRequest:
@@ -49,12 +65,9 @@ def test_a_reviewed_plan_the_cluster_already_holds_differs_from_the_empty_live_p
     fleet.clusters = {"solo": Cluster(kafka_broker.bootstrap_servers, user, 10)}
     fleet.write()
     fleet.plan()
-    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
-        (done,) = admin.alter(
-            [QuotaAlteration(Entity.of({"user": user}), (QuotaOp("producer_byte_rate", 10.0),))],
-            validate_only=False,
-        )
-        assert done.ok
+    _changed_by_another_writer(
+        kafka_broker.bootstrap_servers, user, QuotaOp("producer_byte_rate", 10.0)
+    )
     report = fleet_apply(_request(fleet))
     (outcome,) = report.clusters
     assert outcome.status == FAILED, outcome.detail
@@ -261,12 +274,7 @@ def test_a_committed_cluster_changed_by_someone_else_is_still_refused(
     bootstrap = kafka_broker.bootstrap_servers
     user = f"s{secrets.token_hex(3)}-a"
     _committed_unaudited(fleet, bootstrap, monkeypatch, [user])
-    with WireAdmin(bootstrap) as admin:
-        (done,) = admin.alter(
-            [QuotaAlteration(Entity.of({"user": user}), (QuotaOp("producer_byte_rate", 7.0),))],
-            validate_only=False,
-        )
-        assert done.ok
+    _changed_by_another_writer(bootstrap, user, QuotaOp("producer_byte_rate", 7.0))
     (outcome,) = fleet_apply(replace(_request(fleet), resume=True)).clusters
     assert outcome.status == FAILED
     assert outcome.detail == (
@@ -301,11 +309,7 @@ def test_what_the_record_does_not_vouch_for_is_refused_and_a_part_resumes(
     assert f"  {{user={users[1]}}}: in the reviewed plan, not in the live one\n" in outcome.detail
 
     removal = QuotaOp("producer_byte_rate", remove=True)
-    with WireAdmin(bootstrap) as admin:
-        (done,) = admin.alter(
-            [QuotaAlteration(Entity.of({"user": users[1]}), (removal,))], validate_only=False
-        )
-        assert done.ok
+    _changed_by_another_writer(bootstrap, users[1], removal)
     report = fleet_apply(replace(_request(fleet), resume=True))
     (outcome,) = report.clusters
     assert outcome.status == COMMITTED, outcome.detail
