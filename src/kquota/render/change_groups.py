@@ -137,16 +137,16 @@ def group_alterations(
     more: dict[int, list[Entity]] = {}
     for a in alterations:
         entity = a.entity
-        sig: tuple[object, ...]
         if alone and entity in alone:
-            sig = (entity,)
+            firsts.append(a)  # alone even beside itself: never keyed, never joined
+            continue
+        sig: tuple[object, ...]
+        parts = entity.parts
+        if len(parts) == 1:
+            t, n = parts[0]
+            sig = (a.kind, t, n is None, a.ops)
         else:
-            parts = entity.parts
-            if len(parts) == 1:
-                t, n = parts[0]
-                sig = (a.kind, t, n is None, a.ops)
-            else:
-                sig = (a.kind, tuple([(t, n is None) for t, n in parts]), a.ops)
+            sig = (a.kind, tuple([(t, n is None) for t, n in parts]), a.ops)
         i = at(sig, len(firsts))
         if i == len(firsts):
             firsts.append(a)
