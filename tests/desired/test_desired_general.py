@@ -260,6 +260,25 @@ def test_general_reader_takes_the_styles_people_write() -> None:
         assert_general_agrees(text)
 
 
+def test_general_reader_reads_flow_mappings_nested_once_as_composed() -> None:
+    """A flow mapping of scalars and flat flow mappings (one match, not the token reader):
+    the same nodes and positions as the composer, quoted text holding indicators included,
+    and the token reader's verdict where the shape goes further."""
+    head = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+    lines = [
+        "  - {set: {producer_byte_rate: 1KiB}, match: {user: b}}",
+        "  - { set:  { producer_byte_rate:  1 MiB/s ,request_percentage: 5 } ,match: {} }",
+        "  - match: {user: {name: 'a}: {b'}, client-id: {name: \"c, d\"}}  # c",
+        "  - match: {'user': {\"name\": x y, verbatim: true}}\n    set: {request_percentage: 1}",
+        "  - match: {user: {name: x}, user: {name: y}}\n    set: {request_percentage: 1}",
+        "  - match: {user: {name: {deeper: x}}}\n    set: {request_percentage: 1}",
+        "  - match: {user: {name: x}} trailing\n    set: {request_percentage: 1}",
+    ]
+    for line in lines:
+        assert_general_agrees(head + line + "\n")
+    assert read_general(head + lines[2] + "\n") is not None
+
+
 def test_general_reader_declines_what_needs_yaml_judgment() -> None:
     """Anchors, aliases, tags, escapes, multi-line scalars, nulls, tabs: the composer's."""
     head = "apiVersion: kquota/v1\nkind: ClientQuotas\n"
