@@ -260,6 +260,42 @@ def test_general_reader_takes_the_styles_people_write() -> None:
         assert_general_agrees(text)
 
 
+def test_general_reader_reads_flow_mappings_nested_once_as_composed() -> None:
+    """A flow mapping of scalars and flat flow mappings (one match, not the token reader):
+    the same nodes and positions as the composer, quoted text holding indicators included,
+    and the token reader's verdict where the shape goes further."""
+    head = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+    lines = [
+        "  - {set: {producer_byte_rate: 1KiB}, match: {user: b}}",
+        "  - { set:  { producer_byte_rate:  1 MiB/s ,request_percentage: 5 } ,match: {} }",
+        "  - match: {user: {name: 'a}: {b'}, client-id: {name: \"c, d\"}}  # c",
+        "  - match: {'user': {\"name\": x y, verbatim: true}}\n    set: {request_percentage: 1}",
+        "  - match: {user: {name: x}, user: {name: y}}\n    set: {request_percentage: 1}",
+        "  - match: {user: {name: {deeper: x}}}\n    set: {request_percentage: 1}",
+        "  - match: {user: {name: x}} trailing\n    set: {request_percentage: 1}",
+    ]
+    for line in lines:
+        assert_general_agrees(head + line + "\n")
+    assert read_general(head + lines[2] + "\n") is not None
+
+
+def test_a_set_read_once_is_judged_for_each_entity_as_composed() -> None:
+    """A ``set`` is read once a spelling, but whether its keys suit the entity is asked of
+    every entry: the same set on an ip and then on a user gives the walker's problem for the
+    user, and a set refused once is refused again, as the composer's reading says."""
+    head = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+    body = (
+        "  - match:\n      ip: 10.0.0.1\n    set:\n      connection_creation_rate: 10\n"
+        "  - match:\n      user: a\n    set:\n      connection_creation_rate: 10\n"
+        "  - match:\n      user: b\n    set:\n      producer_byte_rate: fast\n"
+        "  - match:\n      user: c\n    set:\n      producer_byte_rate: fast\n"
+    )
+    assert read_general(head + body) is not None
+    assert_general_agrees(head + body)
+    parsed, problems, _ = loaded(head + body)
+    assert [p.line for p in problems] == [11, 15, 19], problems
+
+
 def test_general_reader_declines_what_needs_yaml_judgment() -> None:
     """Anchors, aliases, tags, escapes, multi-line scalars, nulls, tabs: the composer's."""
     head = "apiVersion: kquota/v1\nkind: ClientQuotas\n"

@@ -60,6 +60,8 @@ _TOP_FIELDS = TOP_FIELDS
 _ENTRY_FIELDS = ENTRY_FIELDS
 _LITERAL_FIELD, _VERBATIM_FIELD = LITERAL_FIELDS
 _PLAIN_NAME_TYPES = frozenset({USER, CLIENT_ID})
+_UNREAD: dict[str, float] = {}  # a ``set`` not yet in DocumentReader._sets
+_SETS_LIMIT = 4096
 _Pair = tuple[str | None, str, str]  # a flow pair: its key (None: not a string), value tag, text
 
 
@@ -407,6 +409,9 @@ class DocumentReader:
         self._walker = _Walker(file, problems)
         self._parsed = ParsedFile(file)
         self._plain = PlainEntries(file, self._walker.pool)
+        # A ``set`` as its pairs (key, tag, text) -> its values, or None when it is not
+        # plainly valid: a file of 100k entries writes a few dozen distinct ones.
+        self._sets: dict[tuple[_Pair, ...], dict[str, float] | None] = {}
 
     def flow_entry(self, groups: tuple[str | None, ...], col: int, line: int) -> bool:
         """flow_entry takes ``- {match: {...}, set: {...}}`` from the scanner's groups (see
@@ -582,26 +587,43 @@ class DocumentReader:
             parts[etype] = name
         if not parts:
             return False
-        keys = allowed_key_set(tuple(parts))
         values: dict[str, float] = {}
-        for key, tag, text in set_:
-            if key not in keys or key in values:
+        if set_:
+            written = tuple(set_)
+            got = self._sets.get(written, _UNREAD)
+            if got is _UNREAD:
+                got = self._read_set(written)
+            if got is None or not got.keys() <= allowed_key_set(tuple(parts)):
                 return False
-            got = quota_value(key, tag, text)
-            if type(got) is not float:
-                return False
-            values[key] = got
-        if not values and set_written:
+            values = got
+        elif set_written:
             return False
         walker = self._walker
         self._parsed.entries.append(
-            ParsedEntry(
-                Entity.of_checked(parts),
-                pooled(values, walker.pool) if values else values,
-                SourceLocation(walker.file, line, col),
-            )
+            ParsedEntry(Entity.of_checked(parts), values, SourceLocation(walker.file, line, col))
         )
         return True
+
+    def _read_set(self, written: tuple[_Pair, ...]) -> dict[str, float] | None:
+        """_read_set is what a ``set`` written as ``written`` sets (pooled) when each key is a
+        quota key written once and each value one the walker takes, else None; once a
+        spelling (see ``_sets``). Whether the entity may have those keys is the caller's."""
+        values: dict[str, float] | None = {}
+        for key, tag, text in written:
+            assert values is not None
+            if key not in QUOTA_KEYS or key in values:
+                values = None
+                break
+            got = quota_value(key, tag, text)
+            if type(got) is not float:
+                values = None
+                break
+            values[key] = got
+        if values is not None:
+            values = pooled(values, self._walker.pool)
+        if len(self._sets) < _SETS_LIMIT:
+            self._sets[written] = values
+        return values
 
     def entry(self, node: Node) -> None:
         if type(node) is MapNode and self._block_entry(node):

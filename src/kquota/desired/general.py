@@ -52,8 +52,15 @@ _COMMENT_OR_BLANK = re.compile(r" *(?:#.*)?$")
 # A flow mapping of scalars, the common case, checked whole by one match and split by
 # _PAIR; nested collections go to the token reader (_Flow).
 _S = rf"(?:{_QUOTED}|{_FLOW_PLAIN})"
-_FLAT_MAP = re.compile(rf"\{{ *(?:{_S}: +{_S}(?: *, *{_S}: +{_S})*)? *\}}")
+_FLAT = rf"\{{ *(?:{_S}: +{_S}(?: *, *{_S}: +{_S})*)? *\}}"
+_FLAT_MAP = re.compile(_FLAT)
 _PAIR = re.compile(rf"({_S}): +({_S})")
+# A flow mapping whose values are scalars or such flat mappings (``{set: {...}, match:
+# {...}}``, ``{user: {name: x}}``): most nested flow in a desired-state file, checked whole by
+# one match and split by _NESTED_PAIR, without the token reader's work per token.
+_V = rf"(?:{_S}|{_FLAT})"
+_NESTED_MAP = re.compile(rf"\{{ *(?:{_S}: +{_V}(?: *, *{_S}: +{_V})*)? *\}}")
+_NESTED_PAIR = re.compile(rf"({_S}): +(?:({_S})|({_FLAT}))")
 
 
 class _Decline(Exception):
@@ -277,21 +284,16 @@ class _Reader:
         if flat is not None:
             if _TAIL.match(line, flat.end()) is None:
                 raise _Decline
-            get = _TOKENS.get
-            pairs: list[tuple[Node, Node]] = []
-            for m in _PAIR.finditer(line, at, flat.end()):
-                k, v = m[1], m[2]
-                if len(k) > _KEY_MAX:
-                    raise _Decline
-                ktag, kval = get(k) or _token(k)
-                vtag, vval = get(v) or _token(v)
-                pairs.append(
-                    (
-                        Scalar(ktag, kval, lineno, m.start(1) + 1),
-                        Scalar(vtag, vval, lineno, m.start(2) + 1),
-                    )
-                )
-            return MapNode(pairs, lineno, at + 1)
+            return MapNode(_flat_pairs(line, lineno, at, flat.end()), lineno, at + 1)
+        nested = (
+            _NESTED_MAP.match(line, at)
+            if first == "{" and len(self.stack) + 2 <= _DEPTH_MAX
+            else None
+        )
+        if nested is not None:
+            if _TAIL.match(line, nested.end()) is None:
+                raise _Decline
+            return _nested_map(line, lineno, at, nested.end())
         if first in ("{", "["):
             node, end = _Flow(line, lineno, len(self.stack)).collection(at)
             if _TAIL.match(line, end) is None:
@@ -301,6 +303,44 @@ class _Reader:
         if scalar is None:
             raise _Decline
         return _scalar(scalar[1], lineno, at + 1)
+
+
+def _flat_pairs(line: str, lineno: int, start: int, end: int) -> list[tuple[Node, Node]]:
+    """_flat_pairs is the pairs of the flat flow mapping _FLAT matched at ``start:end``."""
+    get = _TOKENS.get
+    pairs: list[tuple[Node, Node]] = []
+    for m in _PAIR.finditer(line, start, end):
+        k, v = m[1], m[2]
+        if len(k) > _KEY_MAX:
+            raise _Decline
+        ktag, kval = get(k) or _token(k)
+        vtag, vval = get(v) or _token(v)
+        pairs.append(
+            (Scalar(ktag, kval, lineno, m.start(1) + 1), Scalar(vtag, vval, lineno, m.start(2) + 1))
+        )
+    return pairs
+
+
+def _nested_map(line: str, lineno: int, start: int, end: int) -> MapNode:
+    """_nested_map is the node of the mapping _NESTED_MAP matched at ``start:end``: the very
+    node the token reader (_Flow) makes of it."""
+    get = _TOKENS.get
+    pairs: list[tuple[Node, Node]] = []
+    for m in _NESTED_PAIR.finditer(line, start + 1, end):
+        k = m[1]
+        if len(k) > _KEY_MAX:
+            raise _Decline
+        ktag, kval = get(k) or _token(k)
+        key = Scalar(ktag, kval, lineno, m.start(1) + 1)
+        v = m[2]
+        if v is not None:
+            vtag, vval = get(v) or _token(v)
+            pairs.append((key, Scalar(vtag, vval, lineno, m.start(2) + 1)))
+        else:
+            at = m.start(3)
+            inner = MapNode(_flat_pairs(line, lineno, at + 1, m.end(3)), lineno, at + 1)
+            pairs.append((key, inner))
+    return MapNode(pairs, lineno, start + 1)
 
 
 class _Flow:
