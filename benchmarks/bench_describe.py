@@ -309,6 +309,7 @@ def main() -> None:
                         [[*kq, "plan", str(desired.parent), "--bootstrap-server", bootstrap]],
                         count_plan,
                     )
+                if args.plan and not args.no_kafka_configs:
                     tools["kafka-configs, every type"] = (
                         [[*describe, *(a for t in types for a in ("--entity-type", t))]
                          for types in CONFIGS_ENTITY_TYPES],
