@@ -247,3 +247,41 @@ def test_the_worst_broker_is_a_name_in_a_code_span_as_in_the_usage_report() -> N
     rendered = markdown.render_plan(_plan(state, desired, rows))
     assert "| `127.0.0.1:9404` |" in rendered
     assert "127\\." not in rendered
+
+
+def test_the_quota_column_marks_lower_and_higher_as_the_plan_s_update_lines_do() -> None:
+    """The quota before -> after carries the plan's own mark of the change (text: ``lower by
+    75%``; markdown: ``▼75%``), so a reader of the replay need not work it out; an unlimited
+    side has no number to compare and says so in words."""
+    state: QuotaState = {
+        Entity.of({"user": "a"}): {P: 8 * MiB},
+        Entity.of({"user": "b"}): {P: 1 * MiB},
+    }
+    desired: QuotaState = {
+        Entity.of({"user": "a"}): {P: 2 * MiB},
+        Entity.of({"user": "b"}): {P: 3 * MiB},
+        Entity.of({"user": None}): {P: 1 * MiB},
+    }
+    rows = _rows("a", [3 * MiB, 3 * MiB]) + _rows("b", [2 * MiB]) + _rows("c", [2 * MiB])
+    plan = _plan(state, desired, rows)
+    lines = text.render_plan(plan).splitlines()
+    assert (
+        "  {user=a} producer_byte_rate: 8388608 (8 MiB/s) from {user=a} -> 2097152 (2 MiB/s) "
+        "from {user=a}, lower by 75%: throttled 0.0% -> 100.0%"
+    ) in lines
+    assert (
+        "  {user=b} producer_byte_rate: 1048576 (1 MiB/s) from {user=b} -> 3145728 (3 MiB/s) "
+        "from {user=b}, higher by 200%: throttled 100.0% -> 0.0%"
+    ) in lines
+    assert (
+        "  {user=c} producer_byte_rate: unlimited -> 1048576 (1 MiB/s) from {user=<default>}: "
+        "throttled 0.0% -> 100.0%"
+    ) in lines
+    md = markdown.render_plan(plan)
+    (table,) = gfm.assert_aligned(md[md.index("#### Throttle replay") :]).tables()
+    quotas = dict(zip(table.column("principal"), table.column("quota before → after")))
+    assert quotas == {
+        "{user=a}": "8388608 (8 MiB/s) from {user=a} → 2097152 (2 MiB/s) from {user=a} ▼75%",
+        "{user=b}": "1048576 (1 MiB/s) from {user=b} → 3145728 (3 MiB/s) from {user=b} ▲200%",
+        "{user=c}": "unlimited → 1048576 (1 MiB/s) from {user=<default>}",
+    }
