@@ -258,3 +258,26 @@ def test_audit_topic_writability_is_checked_before_commit_and_a_lost_audit_exits
     assert "The changes are in the cluster" in err and "Traceback" not in err
     assert "carol-secret" not in out + err
     assert len(ours()) == 2
+
+
+def test_an_audit_topic_the_principal_may_not_describe_is_refused_as_such_not_missing(
+    kafka_broker_with_authorizer: BrokerInfo,
+) -> None:
+    # A listing leaves such a topic out; asked for by name, the broker says it is refused.
+    from kquota.audit import AuditError, AuditPublisher, AuditTopicMissing
+
+    broker = kafka_broker_with_authorizer
+    dave, topic = f"dave-{T}", f"audit-hidden-{T}"
+    add_user(broker, dave, "dave-secret")
+    allow(broker, dave, AclOperation.ALTER_CONFIGS)
+    create_topic(broker, topic)
+    props = sasl_properties(broker, dave, "dave-secret")
+    with WireAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
+        eventually_authorized(admin.describe_all)
+    with AuditPublisher(topic, props, timeout=10) as audit, pytest.raises(AuditError) as e:
+        audit.check()
+    assert not isinstance(e.value, AuditTopicMissing)
+    assert str(e.value) == (
+        f"audit topic {topic!r}: User:{dave} is not allowed to describe or write it (the audit "
+        "producer needs WRITE on the topic)"
+    )
