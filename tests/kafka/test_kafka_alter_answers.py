@@ -1,0 +1,186 @@
+"""AlterClientQuotas answers no broker sends, from a fake (:func:`fake_listener.fake_broker`):
+a real broker answers each entity sent once and cannot be made to do otherwise on demand.
+
+An answer that does not answer each entity sent exactly once (an entry short or too many, an
+entity the request did not name, one answered twice with an error behind an acceptance,
+bytes cut short) is refused whole, as a malformed response: a connection error, which the
+applier settles by reading the cluster (kquota.operations.apply.connection_errors). No entity
+of it is ever reported accepted, neither by the validate-only pass nor by the commit, and
+whether the all-accepted reading (kquota.kafka.quotawire.AlterExchange) or the full one read it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from fake_listener import Header, fake_broker, fake_frame
+from kquota.kafka.admin import AsyncWireAdmin, QuotaAlteration, QuotaOp
+from kquota.kafka.config import ClientConfig
+from kquota.kafka.errors import BrokerConnectionError
+from kquota.kafka.protocol import encode_response
+from kquota.model import Entity
+
+A, B, AX = {"user": "a"}, {"user": "b"}, {"user": "a", "client-id": "x"}
+STRANGER = {"user": "z"}
+ONE_PART = [A, B, {"user": "c"}]
+TWO_PARTS = [A, B, AX]
+
+
+def _entry(parts: dict[str, str], code: int = 0, message: str | None = None) -> dict[str, Any]:
+    return {
+        "ErrorCode": code,
+        "ErrorMessage": message,
+        "Entity": [{"EntityType": t, "EntityName": n} for t, n in parts.items()],
+    }
+
+
+def _answer(header: Header, entries: list[dict[str, Any]]) -> bytes:
+    """_answer is the response frame's payload (header included) for ``entries``."""
+    return encode_response(
+        header["RequestApiKey"],
+        header["RequestApiVersion"],
+        header["CorrelationId"],
+        {"ThrottleTimeMs": 0, "Entries": entries},
+    )
+
+
+def _truncated(header: Header, sent: list[dict[str, str]]) -> bytes:
+    return _answer(header, [_entry(p) for p in sent])[:-4]
+
+
+def _count_lies(header: Header, sent: list[dict[str, str]]) -> bytes:
+    # Entries' compact length (count + 1) says one entry more than follows.
+    payload = bytearray(_answer(header, [_entry(p) for p in sent]))
+    at = payload.index(bytes([len(sent) + 1]), 9)
+    payload[at] += 1
+    return bytes(payload)
+
+
+def _past_the_count(header: Header, sent: list[dict[str, str]]) -> bytes:
+    # A whole entry with an error after the last one the count announces, before the tags.
+    entries = _answer(header, [_entry(p) for p in sent])
+    extra = _answer(header, [_entry(sent[0], 42, "hidden")])
+    return entries[:-1] + extra[10:-1] + b"\x00"
+
+
+MALFORMED = {
+    "an entry short": (
+        lambda sent: [_entry(p) for p in sent[:-1]],
+        "AlterClientQuotas answered 2 entities for the 3 sent",
+    ),
+    "an entry too many": (
+        lambda sent: [*(_entry(p) for p in sent), _entry(STRANGER)],
+        "AlterClientQuotas answered {user=z}, which the request did not send",
+    ),
+    "an entity not sent": (
+        lambda sent: [*(_entry(p) for p in sent[:-1]), _entry(STRANGER)],
+        "AlterClientQuotas answered {user=z}, which the request did not send",
+    ),
+    "an error behind an acceptance": (
+        lambda sent: [*(_entry(p) for p in sent), _entry(sent[0], 42, "nope")],
+        "AlterClientQuotas answered {user=a} twice",
+    ),
+    "an acceptance behind an error": (
+        lambda sent: [_entry(sent[0], 42, "nope"), *(_entry(p) for p in sent[1:]), _entry(sent[0])],
+        "AlterClientQuotas answered {user=a} twice",
+    ),  # fmt: skip
+}
+
+CUT = {
+    "bytes cut short": (_truncated, "malformed response from 127.0.0.1:"),
+    "a count past the entries": (_count_lies, "malformed response from 127.0.0.1:"),
+    "an entry past the count": (_past_the_count, "malformed response from 127.0.0.1:"),
+}
+
+
+def _alter(
+    sent: list[dict[str, str]],
+    answer: Any,
+    *,
+    validate_only: bool,
+) -> tuple[BaseException | None, list[int]]:
+    """_alter sends ``sent`` (one request) to a fake answering with ``answer(header)``'s
+    payload: the error alter raised (None: it returned), and each request's entry count."""
+    requests: list[int] = []
+
+    async def script(header: Header, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        requests.append(len(body["Entries"]))
+        assert body["ValidateOnly"] is validate_only
+        writer.write(fake_frame(answer(header)))
+
+    alterations = [
+        QuotaAlteration(Entity.of(p), (QuotaOp.set("producer_byte_rate", 1024.0),)) for p in sent
+    ]
+    config = ClientConfig.from_properties({"request.timeout.ms": "2000", "retries": "0"})
+
+    async def main() -> BaseException | None:
+        async with fake_broker(script) as addr:
+            admin = AsyncWireAdmin([addr], config)
+            try:
+                results = await admin.alter(alterations, validate_only=validate_only)
+            except BrokerConnectionError as e:
+                return e
+            finally:
+                await admin.close()
+            pytest.fail(f"a malformed answer was believed: {results}")
+
+    return asyncio.run(main()), requests
+
+
+@pytest.mark.parametrize("validate_only", [True, False], ids=["validate-only", "commit"])
+@pytest.mark.parametrize("sent", [ONE_PART, TWO_PARTS], ids=["one-part", "two-parts"])
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_an_answer_not_answering_each_entity_sent_once_is_refused_whole(
+    case: str, sent: list[dict[str, str]], validate_only: bool
+) -> None:
+    entries, why = MALFORMED[case]
+    error, requests = _alter(
+        sent, lambda header: _answer(header, entries(sent)), validate_only=validate_only
+    )
+    assert requests == [3]  # refused, not sent again: what it did is for the cluster to say
+    assert str(error).startswith("malformed response from 127.0.0.1:")
+    assert str(error).endswith(f": {why}; none of the request's entities is taken as answered")
+
+
+@pytest.mark.parametrize("validate_only", [True, False], ids=["validate-only", "commit"])
+@pytest.mark.parametrize("sent", [ONE_PART, TWO_PARTS], ids=["one-part", "two-parts"])
+@pytest.mark.parametrize("case", list(CUT))
+def test_an_answer_whose_bytes_do_not_hold_together_is_refused_whole(
+    case: str, sent: list[dict[str, str]], validate_only: bool
+) -> None:
+    payload, why = CUT[case]
+    error, _ = _alter(sent, lambda header: payload(header, sent), validate_only=validate_only)
+    assert str(error).startswith(why)
+    assert "AlterClientQuotasResponse v1" in str(error)
+
+
+def test_a_well_formed_answer_through_the_same_fake_is_believed() -> None:
+    """The cases above fail for their fault alone: the fake's honest answer is accepted."""
+    requests: list[int] = []
+
+    async def script(header: Header, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        requests.append(len(body["Entries"]))
+        answered = [
+            dict((p["EntityType"], p["EntityName"]) for p in e["Entity"]) for e in body["Entries"]
+        ]
+        writer.write(fake_frame(_answer(header, [_entry(p) for p in reversed(answered)])))
+
+    alterations = [
+        QuotaAlteration(Entity.of(p), (QuotaOp.set("producer_byte_rate", 1024.0),))
+        for p in TWO_PARTS
+    ]
+
+    async def main() -> list[Any]:
+        async with fake_broker(script) as addr:
+            admin = AsyncWireAdmin([addr], ClientConfig.from_properties({"retries": "0"}))
+            try:
+                return await admin.alter(alterations, validate_only=False)
+            finally:
+                await admin.close()
+
+    results = asyncio.run(main())
+    assert [(r.entity, r.ok) for r in results] == [(a.entity, True) for a in alterations]
+    assert requests == [3]
