@@ -22,6 +22,7 @@ from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import BrokerConnectionError
 from kquota.kafka.protocol import encode_response
 from kquota.model import Entity
+from quota_answers import alter_answer, alter_entry
 
 A, B, AX = {"user": "a"}, {"user": "b"}, {"user": "a", "client-id": "x"}
 STRANGER = {"user": "z"}
@@ -30,11 +31,7 @@ TWO_PARTS = [A, B, AX]
 
 
 def _entry(parts: dict[str, str], code: int = 0, message: str | None = None) -> dict[str, Any]:
-    return {
-        "ErrorCode": code,
-        "ErrorMessage": message,
-        "Entity": [{"EntityType": t, "EntityName": n} for t, n in parts.items()],
-    }
+    return alter_entry(parts.items(), code, message)
 
 
 def _answer(header: Header, entries: list[dict[str, Any]]) -> bytes:
@@ -43,7 +40,7 @@ def _answer(header: Header, entries: list[dict[str, Any]]) -> bytes:
         header["RequestApiKey"],
         header["RequestApiVersion"],
         header["CorrelationId"],
-        {"ThrottleTimeMs": 0, "Entries": entries},
+        alter_answer(entries),
     )
 
 

@@ -39,6 +39,7 @@ from kquota.kafka.errors import (
 )
 from kquota.kafka.protocol import decode_request, encode_response
 from kquota.model import Entity
+from quota_answers import alter_answer, alter_entry, describe_answer, describe_entry
 
 
 def _fast(**kw: Any) -> ClientConfig:
@@ -55,24 +56,8 @@ def test_describe_through_fake() -> None:
     async def script(header: Header, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
         assert header["ClientId"] == "kquota"
         assert body == {"Components": [], "Strict": False}
-        fake_reply(
-            writer,
-            header,
-            {
-                "ThrottleTimeMs": 0,
-                "ErrorCode": 0,
-                "ErrorMessage": None,
-                "Entries": [
-                    {
-                        "Entity": [
-                            {"EntityType": "client-id", "EntityName": None},
-                            {"EntityType": "user", "EntityName": "a"},
-                        ],
-                        "Values": [{"Key": "producer_byte_rate", "Value": 1024.0}],
-                    }
-                ],
-            },
-        )
+        entry = describe_entry([("client-id", None), ("user", "a")], {"producer_byte_rate": 1024.0})
+        fake_reply(writer, header, describe_answer([entry]))
 
     async def main() -> None:
         log: list[Header] = []
@@ -144,11 +129,7 @@ def test_retry_after_a_dropped_connection_succeeds() -> None:
         if calls["n"] == 1:
             writer.close()
             return
-        fake_reply(
-            writer,
-            header,
-            {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []},
-        )
+        fake_reply(writer, header, describe_answer())
 
     async def main() -> None:
         async with fake_broker(script) as addr:
@@ -266,14 +247,9 @@ def test_alter_matches_by_entity_retries_retriable_and_chunks() -> None:
                 code = 41
             elif name == "bad":
                 code, message = 42, "Invalid configuration key nope"
-            entries.append(
-                {
-                    "ErrorCode": code,
-                    "ErrorMessage": message,
-                    "Entity": list(reversed(e["Entity"])),
-                }
-            )
-        fake_reply(writer, header, {"ThrottleTimeMs": 0, "Entries": entries})
+            parts = [(p["EntityType"], p["EntityName"]) for p in e["Entity"]]
+            entries.append(alter_entry(reversed(parts), code, message))
+        fake_reply(writer, header, alter_answer(entries))
 
     alts = [_alteration(n) for n in ["a", "retry-me", "bad", "b", "c"]]
 
@@ -336,11 +312,7 @@ def test_tls_verifies_certificate_and_hostname(
     server_ctx.load_cert_chain(str(cert), str(key))
 
     async def script(header: Header, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
-        fake_reply(
-            writer,
-            header,
-            {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []},
-        )
+        fake_reply(writer, header, describe_answer())
 
     async def main() -> None:
         async with fake_broker(script, ssl_ctx=server_ctx) as addr:
@@ -379,11 +351,7 @@ def _sasl_script(seen: list[bytes], mechanisms: list[str]) -> Script:
                 {"ErrorCode": 0, "ErrorMessage": None, "AuthBytes": b"", "SessionLifetimeMs": 0},
             )
         else:
-            fake_reply(
-                writer,
-                header,
-                {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []},
-            )
+            fake_reply(writer, header, describe_answer())
 
     return script
 
