@@ -62,6 +62,36 @@ def replication_for(brokers: int) -> tuple[int, int]:
     return replicas, max(1, replicas - 1)
 
 
+def described(
+    admin: Any, name: str, timeout: float, *, operations: bool = False, margin: float = 1.0
+) -> Any | None:
+    """described is topic ``name`` as the cluster describes it (librdkafka's
+    ``TopicDescription``; with ``operations``, the operations this principal may perform on
+    it), or None when the cluster does not know it (UNKNOWN_TOPIC_OR_PART).
+
+    The topic is asked for by name: a listing (Metadata for every topic) leaves out the
+    topics this principal may not Describe, so it cannot tell a topic it may not see from a
+    missing one; asked by name, the broker answers TOPIC_AUTHORIZATION_FAILED for the first.
+    Every refusal but a missing topic is the client's KafkaException, raised for the caller
+    to word (what it needs the topic for); no answer within ``timeout`` (and ``margin``, for
+    the client's own timeout to be the one seen first) is TimeoutError.
+    """
+    from confluent_kafka import KafkaError, KafkaException, TopicCollection
+
+    try:
+        futures = admin.describe_topics(
+            TopicCollection([name]),
+            include_authorized_operations=operations,
+            request_timeout=timeout,
+        )
+        return futures[name].result(timeout=timeout + margin)
+    except KafkaException as e:
+        err = e.args[0] if e.args else None
+        if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return None
+        raise
+
+
 class TopicAdmin:
     """TopicAdmin looks at and creates topics on one cluster (kquota's client properties)."""
 
