@@ -283,3 +283,48 @@ def test_an_audit_topic_the_principal_may_not_describe_is_refused_as_such_not_mi
         f"audit topic {topic!r}: User:{dave} is not allowed to describe or write it (the audit "
         "producer needs WRITE on the topic)"
     )
+
+
+def test_topics_create_reports_a_topic_the_principal_may_not_describe_and_creates_nothing(
+    kafka_broker_with_authorizer: BrokerInfo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # erin may create topics but describe none: a listing leaves out both the topic that
+    # exists and the one that does not, and asked by name the broker refuses both alike.
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        AdminClient,
+        ConfigResource,
+        ConfigSource,
+    )
+
+    broker = kafka_broker_with_authorizer
+    erin, existing, absent = f"erin-{T}", f"audit-unseen-{T}", f"audit-absent-{T}"
+    create_topic(broker, existing)
+    allow(broker, erin, AclOperation.CREATE)
+    props = _granted(broker, erin, "erin-secret", AclOperation.DESCRIBE_CONFIGS)
+    (tmp_path / "erin.properties").write_text(
+        "".join(f"{k}={v}\n" for k, v in props.items() if k != "bootstrap.servers")
+    )
+    argv = ["topics", "create", "--bootstrap-server", props["bootstrap.servers"],
+            "--command-config", str(tmp_path / "erin.properties"), "--audit-topic"]  # fmt: skip
+    needs = (
+        f"User:{erin} is not allowed to describe it, so kquota cannot tell whether it exists "
+        "(kquota topics create needs Describe on the topic, and Create on the cluster or on "
+        "the topic to make it)"
+    )
+    for topic in (existing, absent):
+        code, out, err = run_kquota([*argv, topic], capsys)
+        assert (code, out) == (1, ""), err
+        assert err == (
+            f"error: topic {topic} (the audit trail): {needs}\n"
+            f"topic _kquota_apply_lease (the apply lease): {needs}\n"
+            "nothing was created\n"
+        )
+    admin = AdminClient(sasl_properties(broker, "admin", broker.users["admin"]))
+    assert absent not in admin.list_topics(timeout=30).topics
+    # The existing topic has no setting of its own still: none of kquota's was written.
+    resource = ConfigResource(ResourceType.TOPIC, existing)
+    configs = admin.describe_configs([resource])[resource].result(timeout=30)
+    own = ConfigSource.DYNAMIC_TOPIC_CONFIG
+    assert configs and {k for k, v in configs.items() if ConfigSource(v.source) is own} == set()
