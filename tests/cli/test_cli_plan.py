@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,3 +224,24 @@ def test_several_clusters_need_a_name(repo: Path) -> None:
     code, _, err = run("plan", "--snapshot", "snap.json")
     assert code == 1 and "choose one with --cluster" in err
     assert run("plan", "--snapshot", "snap.json", "--cluster", "b")[0] == 0
+
+
+LOADED = """
+import sys
+from kquota.cli.main import main
+try:
+    main(sys.argv[1:])
+finally:
+    print("loaded:", *sorted(m for m in sys.modules if m.startswith(("kquota.kafka", "asyncio"))))
+"""
+
+
+def test_an_offline_plan_loads_no_kafka_client_and_no_event_loop(repo: Path) -> None:
+    # Start-up is a fixed cost of every offline plan (a CI check runs one per change): the
+    # client layer and asyncio are imported only by the commands that connect.
+    argv = ["plan", "--snapshot", "snap.json", "--prune", "--format", "json", "--out", "p.json"]
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, check=True
+    )
+    assert json.loads((repo / "p.json").read_text())["alterations"]
+    assert done.stdout.rstrip().rsplit("\n", 1)[-1] == "loaded:"
