@@ -37,7 +37,7 @@ from kquota.plan.guard import refuse_shown
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
-from kquota.render.verdict import json_plan
+from kquota.render.verdict import json_plan_bytes
 from kquota.runtime.gcpause import collector_paused
 from kquota.target import Target
 
@@ -259,9 +259,11 @@ def _echo_ramp(target: Target, plan: Plan) -> None:
         click.echo("\n".join(["", *lines, "(only with apply --ramp; without it, at once)"]))
 
 
-def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str:
+def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str | bytes:
     if fmt == "json":
-        return json_plan(plan)
+        # Bytes go to standard output's buffer as they are: no str to encode again, and no
+        # scan for colour codes (JSON escapes every control character).
+        return json_plan_bytes(plan)
     if fmt == "markdown":
         from kquota.render.markdown import render_plan as render_markdown
 
