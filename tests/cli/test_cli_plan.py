@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -247,3 +248,29 @@ def test_an_offline_plan_loads_no_kafka_client_and_no_event_loop(repo: Path) -> 
     )
     assert json.loads((repo / "p.json").read_text())["alterations"]
     assert done.stdout.rstrip().rsplit("\n", 1)[-1] == "loaded:"
+
+
+@pytest.mark.parametrize(
+    ("env", "written"),
+    [
+        ({"PYTHONIOENCODING": "utf-8"}, "名前".encode()),
+        ({"PYTHONIOENCODING": "latin-1"}, b"\\u540d\\u524d"),
+    ],
+)
+def test_a_json_plan_is_written_in_standard_outputs_encoding(
+    repo: Path, env: dict[str, str], written: bytes
+) -> None:
+    # The JSON goes out as orjson's UTF-8 bytes only where standard output is UTF-8; another
+    # encoding gets the text with its escapes, as every other output does.
+    (repo / "quotas" / "main.yaml").write_text(
+        DESIRED + "  - {match: {user: 名前}, set: {producer_byte_rate: 1MiB}}\n"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "PYTHONUTF8")}
+    done = subprocess.run(
+        [sys.executable, "-m", "kquota", "plan", "--snapshot", "snap.json", "--format", "json"],
+        env={**base, "PYTHONUTF8": "0", **env},
+        capture_output=True,
+        check=True,
+    )
+    assert written in done.stdout
+    assert {a["entity"]["user"] for a in json.loads(done.stdout)["alterations"]} >= {"名前"}

@@ -9,6 +9,7 @@ override).
 
 from __future__ import annotations
 
+import codecs
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -261,9 +262,11 @@ def _echo_ramp(target: Target, plan: Plan) -> None:
 
 def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str | bytes:
     if fmt == "json":
-        # Bytes go to standard output's buffer as they are: no str to encode again, and no
-        # scan for colour codes (JSON escapes every control character).
-        return json_plan_bytes(plan)
+        data = json_plan_bytes(plan)
+        # On a UTF-8 standard output the bytes go to its buffer as they are (no str to
+        # encode again, no scan for colour codes: JSON escapes every control character);
+        # another encoding takes the text, escaped as every output is (cli.main).
+        return data if _utf8_stdout() else data.decode()
     if fmt == "markdown":
         from kquota.render.markdown import render_plan as render_markdown
 
@@ -272,6 +275,11 @@ def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str | 
 
     text = render_text(plan, changes)
     return colorize(text) if _use_color() else text
+
+
+def _utf8_stdout() -> bool:
+    encoding = getattr(sys.stdout, "encoding", None)
+    return encoding is not None and codecs.lookup(encoding).name == "utf-8"
 
 
 def _is_saved_plan_file(path: Path) -> bool:
