@@ -17,6 +17,15 @@ own resolver, :func:`kquota.desired.nodes.resolve_tag`), same 1-based positions 
 mapping where its first key is, a block sequence at its first ``-``, a flow collection at
 its bracket, a scalar where its text starts). The property tests generate documents in
 every style and check this against the composer.
+
+Streaming a file's ``quotas``, it reads most entries without nodes (issue 34): an entry
+whose fields are written the ways people write them (flow or block, names plain, quoted or
+in the object form, comments and blank lines between its lines) is matched a field at a
+time by patterns built from this reader's own, and its tokens handed to ``take``, which
+takes it when it is plainly valid (:meth:`kquota.desired.plain.PlainEntries.general`). Any
+other entry, and any entry ``take`` declines, is read line by line into nodes as before, so
+that every problem is worded from its nodes; the tests check that both ways give the same
+entries, positions, problems and warnings.
 """
 
 from __future__ import annotations
@@ -478,9 +487,8 @@ def _entry_tokens(
     ``col``, line ``line``) and its fields below it: its ``match``, ``set`` and ``profile``,
     then where its last field's match ends (at the first line after the entry that is not
     blank or a comment, past its indentation), that indentation, and the entry's column;
-    None when the entry is
-    not one to read as tokens (a field twice, ``match`` or ``set`` a scalar, ``profile`` a
-    mapping, an indentation YAML reads otherwise)."""
+    None when the entry is not one to read as tokens (a field twice, ``match`` or ``set`` a
+    scalar, ``profile`` a mapping, an indentation YAML reads otherwise)."""
     g = m.groups()
     inner = col + len(g[0])
     match = set_ = None

@@ -10,6 +10,9 @@ values the walker takes. :class:`PlainEntries` reads such an entry into its
 then the walker), whose answer stands. So this may decline what the long way takes, but
 must never take what it declines, nor take an entry differently: the tests compare the two.
 
+The general reader (:mod:`kquota.desired.general`) hands its plain entries over the same
+way, as :data:`~kquota.desired.general.Quads` (:meth:`PlainEntries.general`).
+
 What a file repeats is read once: a ``set`` is looked up by its tokens as written (a file
 of 100k entries writes a few dozen distinct ones), so an entry costs its names and a few
 dictionary lookups.
