@@ -181,8 +181,11 @@ def read_general(
     text: str,
     on_entry: Callable[[MapNode], None] | None = None,
     take: EntryTaker | None = None,
+    *,
+    plain: bool = False,
 ) -> Node | None:
-    """read_general reads ``text`` or returns None to leave it to the composer.
+    """read_general reads ``text`` or returns None to leave it to the composer; ``plain``:
+    ``text`` is what ``fastpath.plain_lines`` gave (not checked again: a pass over the file).
 
     With ``on_entry``, each item of the top-level ``quotas`` list that is a mapping is handed
     to it once complete instead of being kept (as :func:`kquota.desired.scan.scan_canonical`
@@ -190,11 +193,11 @@ def read_general(
     with ``take`` too, each such item written the ways people write it (see ``_ENTRY``) is
     offered to ``take`` as its tokens first (same caveat).
     """
-    plain = plain_lines(text)
-    if plain is None:
+    lines = text if plain else plain_lines(text)
+    if lines is None:
         return None
     try:
-        return _Reader(on_entry, take if on_entry is not None else None).read(plain)
+        return _Reader(on_entry, take if on_entry is not None else None).read(lines)
     except _Decline:
         return None
 

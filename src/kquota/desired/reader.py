@@ -39,7 +39,7 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
         if root is None:
             found = Problems()
             document = DocumentReader(file, found)
-            root = read_general(text, document.entry, document.general_entry)
+            root = read_general(text, document.entry, document.general_entry, plain=True)
         if root is not None:
             parsed = document.finish(root)
             problems.items.extend(found.items)
