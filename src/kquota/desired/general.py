@@ -141,11 +141,15 @@ _MAP_GROUPS = 4 * _PAIRS
 _FLOW, _SCALAR = 1, 1 + _MAP_GROUPS
 _SUB, _BLOCK = _SCALAR + 1, _SCALAR + 2
 _FIELD_GROUPS, _SLOT_GROUPS = _BLOCK + _MAP_GROUPS, _SCALAR + 1
-# An entry's first line: its dash, then a field or a whole entry on one line (2 or 3 slots),
-# then the blank and comment lines after it and the next line's indentation (its last group).
-_ONE_LINE = rf"\{{ *{_nest(_slot(), [_slot(), _slot()], ' *, *')} *\}}{_END}"
-_ENTRY = re.compile(rf"(- +)(?:{_field()}|{_ONE_LINE}){_SKIP}( *)")
-_SLOTS = tuple(1 + _FIELD_GROUPS + i * _SLOT_GROUPS for i in range(3))
+# An entry's first line: its dash, then a field (_ENTRY), or a whole entry on one line, 2 or 3
+# slots (_ONE_LINE); then the blank and comment lines after it and the next line's
+# indentation (the last group). Two patterns, not one: the groups of the one not used would
+# be cleared and copied out at each match.
+_ENTRY = re.compile(rf"(- +){_field()}{_SKIP}( *)")
+_ONE_LINE = re.compile(
+    rf"(- +)\{{ *{_nest(_slot(), [_slot(), _slot()], ' *, *')} *\}}{_END}{_SKIP}( *)"
+)
+_SLOTS = tuple(1 + i * _SLOT_GROUPS for i in range(3))
 # An entry's next field, at its first field's indentation; the next line's indentation last.
 _NEXT_FIELD = re.compile(rf"{_field()}{_SKIP}( *)")
 
@@ -384,7 +388,7 @@ class _Reader:
         assert take is not None
         pos, line = start, lineno
         while True:
-            m = _ENTRY.match(text, pos + col)
+            m = _ENTRY.match(text, pos + col) or _ONE_LINE.match(text, pos + col)
             got = None if m is None else _entry_tokens(text, m, pos, col, line)
             if got is None or not take(got[0], got[1], got[2], line, got[5]):
                 self.declined = pos
@@ -486,17 +490,18 @@ def _nested_map(line: str, lineno: int, start: int, end: int) -> MapNode:
 def _entry_tokens(
     text: str, m: re.Match[str], start: int, col: int, line: int
 ) -> tuple[Quads | None, Quads | None, Profile | None, int, int, int] | None:
-    """_entry_tokens reads the entry _ENTRY matched (its line at ``start``, its dash at
-    ``col``, line ``line``) and its fields below it: its ``match``, ``set`` and ``profile``,
-    then where its last field's match ends (at the first line after the entry that is not
-    blank or a comment, past its indentation), that indentation, and the entry's column;
-    None when the entry is not one to read as tokens (a field twice, ``match`` or ``set`` a
-    scalar, ``profile`` a mapping, an indentation YAML reads otherwise)."""
+    """_entry_tokens reads the entry _ENTRY or _ONE_LINE matched (its line at ``start``, its
+    dash at ``col``, line ``line``) and its fields below it: its ``match``, ``set`` and
+    ``profile``, then where its last field's match ends (at the first line after the entry
+    that is not blank or a comment, past its indentation), that indentation, and the
+    entry's column; None when the entry is not one to read as tokens (a field twice,
+    ``match`` or ``set`` a scalar, ``profile`` a mapping, an indentation YAML reads
+    otherwise)."""
     g = m.groups()
     inner = col + len(g[0])
     match = set_ = None
     profile: Profile | None = None
-    if g[1] is None:  # a whole entry on one line
+    if m.re is _ONE_LINE:
         for b in _SLOTS:
             key = g[b]
             if key is None:

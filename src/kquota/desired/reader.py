@@ -25,8 +25,9 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
 
     The canonical shape is scanned in one pass, other block and one-line flow styles read by
     the general reader, both with their entries validated as they are read (plainly valid
-    ones from their tokens, without nodes), so their nodes never all exist at once; any other file is read whole by :func:`read_nodes`. Either way
-    the entries, problems and positions are the same.
+    ones from their tokens, without nodes), so their nodes never all exist at once; any
+    other file is read whole by :func:`read_nodes`. Either way the entries, problems and
+    positions are the same.
     """
     try:
         text: str | None = plain_lines(data.decode("utf-8"))
