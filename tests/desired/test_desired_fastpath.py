@@ -12,6 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kquota.desired import scan
 from kquota.desired.document import ParsedEntry, ParsedFile, _Walker, read_document
 from kquota.desired.fastpath import parse_canonical, plain_lines
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode, compose
@@ -544,3 +545,20 @@ def test_canonical_ipv4_shortcut_is_canonical_ip(octets: list[str]) -> None:
         assert canonical_ip(name) == name
     elif len(octets) == 4 and all(o.isascii() and o.isdigit() for o in octets):
         assert canonical_ip(name) != name  # leading zeros or past 255: the long way says no
+
+
+def test_the_scanner_looks_for_lines_only_where_lines_start() -> None:
+    """A line the scanner's pattern does not take ends the scan, but finditer first looks
+    for a match further on: from inside a run of spaces it tried every position along the
+    run (a line of 20,000 spaces then a stray character took 30 s). Every match starts a
+    line, so that search is one failed try a line; the file is still read as composed."""
+    head = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+    text = head + "  - match: {user:" + " " * 3000 + "a" + " " * 3000 + ",}   \n    set: {x: 1}\n"
+    starts = [m.start() for m in scan._LINE.finditer(text)]
+    assert starts and all(s == 0 or text[s - 1] == "\n" for s in starts)
+    assert scan_canonical(text) is None
+    problems = Problems()
+    parsed = read_file("f.yaml", text.encode(), problems)
+    root = compose(text.encode())
+    assert parsed == read_document("f.yaml", root, expected := Problems())
+    assert problems.items == expected.items

@@ -33,11 +33,15 @@ _FLOW = rf"\{{{_S}: {_V}(?:, {_S}: {_V})?(?:, {_S}: {_V})?(?:, {_S}: {_V})?\}}"
 _END = r"(?: +#[^\n]*| *)\n"
 # Groups: 1 indent, 2 "- ", 3 key, 4-11 flow pairs, 12 scalar value. A whole entry on one
 # line, ``- {match: {...}, set: {...}}``: 13 indent, 14 and 23 keys, 15-22 and 24-31 their
-# flow pairs. Blank and comment lines match with no group set.
+# flow pairs. Blank and comment lines match with no group set. Each alternative starts at a
+# line's start (``^``, multi-line): a line no alternative takes ends the scan, but finditer
+# first looks for a match further on, and from inside a run of spaces every position would
+# be tried along the whole run (a line of 20,000 spaces then a stray character took 30 s).
 _LINE = re.compile(
-    rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_V}))?{_END}"
-    rf"|( *)- \{{({_PLAIN}): {_FLOW}, ({_PLAIN}): {_FLOW}\}}{_END}"
-    r"| *(?:#[^\n]*)?\n"
+    rf"^( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_V}))?{_END}"
+    rf"|^( *)- \{{({_PLAIN}): {_FLOW}, ({_PLAIN}): {_FLOW}\}}{_END}"
+    r"|^ *(?:#[^\n]*)?\n",
+    re.MULTILINE,
 )
 ENTRY_KEYS = ((13, 14), (22, 23))  # each key's group and its first flow group (0-based)
 
