@@ -547,15 +547,17 @@ def test_canonical_ipv4_shortcut_is_canonical_ip(octets: list[str]) -> None:
         assert canonical_ip(name) != name  # leading zeros or past 255: the long way says no
 
 
-def test_the_scanner_looks_for_lines_only_where_lines_start() -> None:
-    """A line the scanner's pattern does not take ends the scan, but finditer first looks
-    for a match further on: from inside a run of spaces it tried every position along the
-    run (a line of 20,000 spaces then a stray character took 30 s). Every match starts a
-    line, so that search is one failed try a line; the file is still read as composed."""
+def test_the_scanner_matches_each_line_where_the_one_before_ends() -> None:
+    """A line the scanner's pattern does not take ends the scan, but finditer first looked
+    for a match further on, from every position (a line of 20,000 spaces then a stray
+    character took 30 s): each line is matched whole where the one before it ends, another
+    shape by an alternative of its own, so finditer never searches. The file is still read
+    as composed."""
     head = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
     text = head + "  - match: {user:" + " " * 3000 + "a" + " " * 3000 + ",}   \n    set: {x: 1}\n"
-    starts = [m.start() for m in scan._LINE.finditer(text)]
-    assert starts and all(s == 0 or text[s - 1] == "\n" for s in starts)
+    spans = [m.span() for m in scan._LINE.finditer(text)]
+    assert [start for start, _ in spans] == [0, *(end for _, end in spans[:-1])]
+    assert spans[-1][1] == len(text)
     assert scan_canonical(text) is None
     problems = Problems()
     parsed = read_file("f.yaml", text.encode(), problems)
