@@ -30,6 +30,7 @@ entries, positions, problems and warnings.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -141,17 +142,35 @@ _MAP_GROUPS = 4 * _PAIRS
 _FLOW, _SCALAR = 1, 1 + _MAP_GROUPS
 _SUB, _BLOCK = _SCALAR + 1, _SCALAR + 2
 _FIELD_GROUPS, _SLOT_GROUPS = _BLOCK + _MAP_GROUPS, _SCALAR + 1
-# An entry's first line: its dash, then a field (_ENTRY), or a whole entry on one line, 2 or 3
-# slots (_ONE_LINE); then the blank and comment lines after it and the next line's
-# indentation (the last group). Two patterns, not one: the groups of the one not used would
-# be cleared and copied out at each match.
-_ENTRY = re.compile(rf"(- +){_field()}{_SKIP}( *)")
-_ONE_LINE = re.compile(
-    rf"(- +)\{{ *{_nest(_slot(), [_slot(), _slot()], ' *, *')} *\}}{_END}{_SKIP}( *)"
-)
 _SLOTS = tuple(1 + i * _SLOT_GROUPS for i in range(3))
-# An entry's next field, at its first field's indentation; the next line's indentation last.
-_NEXT_FIELD = re.compile(rf"{_field()}{_SKIP}( *)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Patterns:
+    """_Patterns are the entry patterns: an entry's first line, its dash, then a field
+    (``entry``) or a whole entry on one line, 2 or 3 slots (``one_line``); an entry's next
+    field at its first field's indentation (``next_field``); each then the blank and comment
+    lines after it and the next line's indentation (the last group). Two patterns for a
+    first line, not one: the groups of the one not used would be cleared and copied out at
+    each match."""
+
+    entry: re.Pattern[str]
+    one_line: re.Pattern[str]
+    next_field: re.Pattern[str]
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    """_patterns compiles the entry patterns on first use: about 30 ms, which a command
+    reading only files the scanner takes need not spend."""
+    return _Patterns(
+        re.compile(rf"(- +){_field()}{_SKIP}( *)"),
+        re.compile(
+            rf"(- +)\{{ *{_nest(_slot(), [_slot(), _slot()], ' *, *')} *\}}{_END}{_SKIP}( *)"
+        ),
+        re.compile(rf"{_field()}{_SKIP}( *)"),
+    )
+
 
 Quads = tuple[str | None, ...]
 """A mapping's pairs as written, four groups a pair: key, opener (not None for a name in
@@ -194,7 +213,7 @@ def read_general(
     With ``on_entry``, each item of the top-level ``quotas`` list that is a mapping is handed
     to it once complete instead of being kept (as :func:`kquota.desired.scan.scan_canonical`
     does, with the same caveat: when this returns None, drop whatever ``on_entry`` made);
-    with ``take`` too, each such item written the ways people write it (see ``_ENTRY``) is
+    with ``take`` too, each such item written the ways people write it (see ``_Patterns``) is
     offered to ``take`` as its tokens first (same caveat).
     """
     lines = text if plain else plain_lines(text)
@@ -386,10 +405,12 @@ class _Reader:
         when the first one is not taken."""
         take = self.take
         assert take is not None
+        patterns = _patterns()
+        entry, one_line = patterns.entry.match, patterns.one_line.match
         pos, line = start, lineno
         while True:
-            m = _ENTRY.match(text, pos + col) or _ONE_LINE.match(text, pos + col)
-            got = None if m is None else _entry_tokens(text, m, pos, col, line)
+            m = entry(text, pos + col) or one_line(text, pos + col)
+            got = None if m is None else _entry_tokens(text, m, pos, col, line, patterns)
             if got is None or not take(got[0], got[1], got[2], line, got[5]):
                 self.declined = pos
                 break
@@ -488,20 +509,20 @@ def _nested_map(line: str, lineno: int, start: int, end: int) -> MapNode:
 
 
 def _entry_tokens(
-    text: str, m: re.Match[str], start: int, col: int, line: int
+    text: str, m: re.Match[str], start: int, col: int, line: int, patterns: _Patterns
 ) -> tuple[Quads | None, Quads | None, Profile | None, int, int, int] | None:
-    """_entry_tokens reads the entry _ENTRY or _ONE_LINE matched (its line at ``start``, its
-    dash at ``col``, line ``line``) and its fields below it: its ``match``, ``set`` and
-    ``profile``, then where its last field's match ends (at the first line after the entry
-    that is not blank or a comment, past its indentation), that indentation, and the
-    entry's column; None when the entry is not one to read as tokens (a field twice,
+    """_entry_tokens reads the entry ``patterns.entry`` or ``.one_line`` matched (its line at
+    ``start``, its dash at ``col``, line ``line``) and its fields below it: its ``match``,
+    ``set`` and ``profile``, then where its last field's match ends (at the first line after
+    the entry that is not blank or a comment, past its indentation), that indentation, and
+    the entry's column; None when the entry is not one to read as tokens (a field twice,
     ``match`` or ``set`` a scalar, ``profile`` a mapping, an indentation YAML reads
     otherwise)."""
     g = m.groups()
     inner = col + len(g[0])
     match = set_ = None
     profile: Profile | None = None
-    if m.re is _ONE_LINE:
+    if m.re is patterns.one_line:
         for b in _SLOTS:
             key = g[b]
             if key is None:
@@ -549,7 +570,7 @@ def _entry_tokens(
         if indent != inner:
             break
         line_start = m.end() - indent
-        found = _NEXT_FIELD.match(text, m.end())
+        found = patterns.next_field.match(text, m.end())
         if found is None:
             return None
         m, g, b = found, found.groups(), 0
