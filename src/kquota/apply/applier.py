@@ -8,10 +8,12 @@
    docs/apply-safety.md); WireAdmin sends one alteration per entity per request and keeps each
    request below the controller's batch limit (``kquota.kafka.admin.chunk_alterations``, 5,000
    ops a request: far below the protocol's cap of 1,000,000 array elements, which the codec
-   refuses to send; tests/kafka/protocol/test_protocol_array_cap.py). Alterations are atomic per
-   entity on the controller, so an entity is never half written; a connection that breaks
-   mid-apply leaves a clear split of committed / uncertain / not attempted entities, and
-   re-running the same plan converges because every op is an idempotent set or remove.
+   refuses to send; tests/kafka/protocol/test_protocol_array_cap.py); a batch ends where one of
+   those requests ends (:class:`RequestCuts`), so the commit sends the very requests the
+   validate-only pass encoded. Alterations are atomic per entity on the controller, so an
+   entity is never half written; a connection that breaks mid-apply leaves a clear split of
+   committed / uncertain / not attempted entities, and re-running the same plan converges
+   because every op is an idempotent set or remove.
    SIGINT/SIGTERM (as KeyboardInterrupt, see :mod:`kquota.apply.interrupts`) and the command's
    deadline (:mod:`kquota.runtime.deadline`) stop the commit the same way; the batch in
    flight is then settled by describing, a few seconds at most.
