@@ -11,6 +11,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kquota.devbroker.launcher import BrokerInfo, start_broker, stop_broker
@@ -20,10 +21,18 @@ RECORD = 1000
 TOPIC = "usage-load"
 
 
+@dataclass(frozen=True)
+class MeteredBroker:
+    """MeteredBroker is a dev broker whose quota sensors a real Prometheus scrapes, and the
+    folder both run in (:func:`metered_broker`)."""
+
+    broker: BrokerInfo
+    prometheus: RunningPrometheus
+    folder: Path
+
+
 @contextlib.contextmanager
-def metered_broker(
-    folder: Path, users: Mapping[str, str]
-) -> Iterator[tuple[BrokerInfo, RunningPrometheus]]:
+def metered_broker(folder: Path, users: Mapping[str, str]) -> Iterator[MeteredBroker]:
     """metered_broker is a fresh dev broker with the JMX exporter (``users`` its SASL users)
     and a real Prometheus scraping it as cluster ``dev``; both stop on leaving."""
     broker = start_broker(
@@ -32,7 +41,7 @@ def metered_broker(
     try:
         assert broker.metrics_address is not None
         with running_prometheus(folder / "prometheus", {"dev": [broker.metrics_address]}) as p:
-            yield broker, p
+            yield MeteredBroker(broker, p, folder)
     finally:
         stop_broker(folder / "broker")
 

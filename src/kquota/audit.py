@@ -399,12 +399,14 @@ class AuditPublisher(ClosesOnExit):
         """check confirms, before anything is committed, that events can go to the topic: it
         exists and this principal may write it. Raises AuditError saying what to fix.
 
-        One DescribeTopics (Metadata without auto-creation) with the topic's authorized
-        operations; a broker too old to report them (before 2.3) is only checked for the
-        topic's existence, and a denied write then still fails at publish, loudly.
+        One DescribeTopics by name (:func:`kquota.kafka.topics.described`: Metadata without
+        auto-creation) with the topic's authorized operations; a broker too old to report
+        them (before 2.3) is only checked for the topic's existence, and a denied write then
+        still fails at publish, loudly.
         """
-        from confluent_kafka import TopicCollection
         from confluent_kafka.admin import AdminClient
+
+        from kquota.kafka.topics import described
 
         # The stubs type the config as plain values; callbacks are taken all the same.
         hooks: dict[str, Any] = {"error_cb": self._on_error, "logger": self._logger}
@@ -414,22 +416,18 @@ class AuditPublisher(ClosesOnExit):
         settings = {k: v for k, v in self._config.items() if k not in producer_only}
         admin = AdminClient({**settings, **hooks})
         try:
-            futures = admin.describe_topics(
-                TopicCollection([self.topic]),
-                include_authorized_operations=True,
-                request_timeout=self._timeout,
+            description = described(
+                admin, self.topic, self._timeout, operations=True, margin=_FLUSH_MARGIN
             )
-            description = futures[self.topic].result(timeout=self._timeout + _FLUSH_MARGIN)
         except KafkaException as e:
-            err = e.args[0] if e.args else None
-            if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                raise AuditTopicMissing(self.topic) from None
             raise AuditError(self._check_failure(e)) from None
         except TimeoutError:
             raise AuditError(
                 f"audit topic {self.topic!r}: the cluster did not answer within "
                 f"{self._timeout:.0f}s{self._last_client_error()}"
             ) from None
+        if description is None:
+            raise AuditTopicMissing(self.topic)
         ops = description.authorized_operations
         if ops is not None and not {"WRITE", "ALL"} & {op.name for op in ops}:
             raise AuditError(

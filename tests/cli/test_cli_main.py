@@ -92,3 +92,25 @@ def test_completion_lists_the_lazily_loaded_commands(
     code, out, _ = run_kquota([], capsys)
     assert code == 0
     assert out.splitlines() == ["plain,drift"]
+
+
+def test_a_command_loads_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Start-up is paid by every command: its imports run without the cyclic collector.
+    import gc
+    import importlib
+
+    import click
+
+    from kquota.cli.main import cli
+
+    seen: list[bool] = []
+    real = importlib.import_module
+
+    def spy(name: str, package: str | None = None) -> object:
+        seen.append(gc.isenabled())
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", spy)
+    was_on = gc.isenabled()
+    assert cli.get_command(click.Context(cli), "plan") is not None
+    assert seen == [False] and gc.isenabled() == was_on

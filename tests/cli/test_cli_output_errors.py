@@ -25,12 +25,22 @@ DESIRED = (
 COMMANDS = {
     "export": ["export", "--snapshot", "snap.json"],
     "plan": ["plan", "--snapshot", "snap.json", "--prune", "--allow-mass-removal", "q.yaml"],
+    "plan-json": ["plan", "--snapshot", "snap.json", "--prune", "--allow-mass-removal", "q.yaml"]
+    + ["--format", "json"],
     "drift": ["drift", "--snapshot", "snap.json", "--prune", "q.yaml"],
     "resolve": ["resolve", "--snapshot", "snap.json", "--names", "user=u1"],
     "validate": ["validate", "q.yaml"],
     "schema": ["validate", "--print-schema"],
 }
-EXIT = {"plan": 0, "drift": 2, "export": 0, "resolve": 0, "validate": 0, "schema": 0}
+EXIT = {
+    "plan": 0,
+    "plan-json": 0,
+    "drift": 2,
+    "export": 0,
+    "resolve": 0,
+    "validate": 0,
+    "schema": 0,
+}
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,3 +225,52 @@ def test_several_clusters_need_a_name(repo: Path) -> None:
     code, _, err = run("plan", "--snapshot", "snap.json")
     assert code == 1 and "choose one with --cluster" in err
     assert run("plan", "--snapshot", "snap.json", "--cluster", "b")[0] == 0
+
+
+LOADED = """
+import sys
+from kquota.cli.main import main
+try:
+    main(sys.argv[1:])
+finally:
+    unused = ("kquota.kafka", "asyncio", "kquota.plan.capacity", "kquota.usage.series")
+    print("loaded:", *sorted(m for m in sys.modules if m.startswith(unused)))
+"""
+
+
+def test_an_offline_plan_loads_no_kafka_client_and_no_event_loop(repo: Path) -> None:
+    # Start-up is a fixed cost of every offline plan (a CI check runs one per change): the
+    # client layer and asyncio are imported only by the commands that connect, the capacity
+    # report and the usage replay only when asked for.
+    argv = ["plan", "--snapshot", "snap.json", "--prune", "--format", "json", "--out", "p.json"]
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, check=True
+    )
+    assert json.loads((repo / "p.json").read_text())["alterations"]
+    assert done.stdout.rstrip().rsplit("\n", 1)[-1] == "loaded:"
+
+
+@pytest.mark.parametrize(
+    ("env", "written"),
+    [
+        ({"PYTHONIOENCODING": "utf-8"}, "名前".encode()),
+        ({"PYTHONIOENCODING": "latin-1"}, b"\\u540d\\u524d"),
+    ],
+)
+def test_a_json_plan_is_written_in_standard_outputs_encoding(
+    repo: Path, env: dict[str, str], written: bytes
+) -> None:
+    # The JSON goes out as orjson's UTF-8 bytes only where standard output is UTF-8; another
+    # encoding gets the text with its escapes, as every other output does.
+    (repo / "quotas" / "main.yaml").write_text(
+        DESIRED + "  - {match: {user: 名前}, set: {producer_byte_rate: 1MiB}}\n"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "PYTHONUTF8")}
+    done = subprocess.run(
+        [sys.executable, "-m", "kquota", "plan", "--snapshot", "snap.json", "--format", "json"],
+        env={**base, "PYTHONUTF8": "0", **env},
+        capture_output=True,
+        check=True,
+    )
+    assert written in done.stdout
+    assert {a["entity"]["user"] for a in json.loads(done.stdout)["alterations"]} >= {"名前"}

@@ -12,6 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kquota.desired import scan
 from kquota.desired.document import ParsedEntry, ParsedFile, _Walker, read_document
 from kquota.desired.fastpath import parse_canonical, plain_lines
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode, compose
@@ -544,3 +545,22 @@ def test_canonical_ipv4_shortcut_is_canonical_ip(octets: list[str]) -> None:
         assert canonical_ip(name) == name
     elif len(octets) == 4 and all(o.isascii() and o.isdigit() for o in octets):
         assert canonical_ip(name) != name  # leading zeros or past 255: the long way says no
+
+
+def test_the_scanner_matches_each_line_where_the_one_before_ends() -> None:
+    """A line the scanner's pattern does not take ends the scan, but finditer first looked
+    for a match further on, from every position (a line of 20,000 spaces then a stray
+    character took 30 s): each line is matched whole where the one before it ends, another
+    shape by an alternative of its own, so finditer never searches. The file is still read
+    as composed."""
+    head = "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+    text = head + "  - match: {user:" + " " * 3000 + "a" + " " * 3000 + ",}   \n    set: {x: 1}\n"
+    spans = [m.span() for m in scan._LINE.finditer(text)]
+    assert [start for start, _ in spans] == [0, *(end for _, end in spans[:-1])]
+    assert spans[-1][1] == len(text)
+    assert scan_canonical(text) is None
+    problems = Problems()
+    parsed = read_file("f.yaml", text.encode(), problems)
+    root = compose(text.encode())
+    assert parsed == read_document("f.yaml", root, expected := Problems())
+    assert problems.items == expected.items

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.desired.test_desired_fastpath import RISKY, SAFE, composed
 
-from kquota.desired import general, load_desired, reader
+from kquota.desired import load_desired, reader
+from kquota.desired.document import DocumentReader
 from kquota.desired.general import read_general
 from kquota.desired.nodes import MapNode, Node, Scalar, SeqNode
 from kquota.desired.problems import Problem, Problems
@@ -205,6 +207,36 @@ def composer_only(text: str) -> tuple[object, list[Problem], tuple[Problem, ...]
         return loaded(text)
 
 
+def nodes_only(text: str) -> tuple[object, list[Problem], tuple[Problem, ...]]:
+    """nodes_only loads ``text`` as read_file does with no entry taken as tokens."""
+    with mock.patch.object(DocumentReader, "general_entry", lambda self, *args: False):
+        return loaded(text)
+
+
+def taken_as_tokens(text: str) -> tuple[int, int]:
+    """taken_as_tokens is how many entries of ``text`` the general reader hands over as
+    tokens and are taken, and how many it reads as nodes."""
+    counts = [0, 0]
+    general_entry, entry = DocumentReader.general_entry, DocumentReader.entry
+
+    def tokens(self: DocumentReader, *args: Any) -> bool:
+        took = general_entry(self, *args)
+        counts[0] += took
+        return took
+
+    def nodes(self: DocumentReader, node: Node) -> None:
+        counts[1] += 1
+        entry(self, node)
+
+    with (
+        mock.patch.object(DocumentReader, "general_entry", tokens),
+        mock.patch.object(DocumentReader, "entry", nodes),
+    ):
+        reading = DocumentReader("f.yaml", Problems())
+        assert read_general(text, reading.entry, reading.general_entry) is not None
+    return counts[0], counts[1]
+
+
 def loaded(text: str) -> tuple[object, list[Problem], tuple[Problem, ...]]:
     problems = Problems()
     parsed = reader.read_file("f.yaml", text.encode("utf-8"), problems)
@@ -231,7 +263,11 @@ def assert_general_agrees(text: str) -> None:
         root = read_general(text, streamed.append)
         if root is not None:  # streaming may decline more (a duplicate quotas key)
             assert with_streamed(root, streamed) == got
-    assert loaded(text) == composer_only(text)
+    # Entries taken as tokens give what their nodes give: the same entries, positions,
+    # problems and warnings, byte for byte, and both what the composer alone gives.
+    composed_only = composer_only(text)
+    assert loaded(text) == composed_only
+    assert nodes_only(text) == composed_only
 
 
 @settings(max_examples=1000, deadline=None)
@@ -341,17 +377,76 @@ def test_general_reader_reads_the_benchmark_styles_written_from_the_docs(tmp_pat
         (path,) = write_style(style, desired, folder)
         text = path.read_text(encoding="utf-8")
         assert read_general(text) is not None, style
+        assert taken_as_tokens(text) == (len(desired), 0), style
         assert_general_agrees(text)
         assert load_desired([path]).quotas == desired
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="ab \n", max_size=80), st.integers(1, 9))
-def test_lines_are_the_split_lines_whatever_the_chunk(text: str, chunk: int) -> None:
-    """Lines are split a chunk at a time (a 1M-entry file's lines at once would not fit the
-    memory goal); every line is the one ``split`` gives, a chunk ending anywhere."""
-    with mock.patch.object(general, "_CHUNK", chunk):
-        assert list(general._lines(text)) == text.split("\n")
+def test_plain_entries_are_taken_as_tokens_as_their_nodes_read() -> None:
+    """Plain entries in each shape people write are taken as tokens (no nodes), with the
+    positions, profiles and values their nodes give; what is not plain, or not written as
+    YAML reads it plainly, is read as nodes, with the walker's messages."""
+    head = "apiVersion: kquota/v1\nkind: ClientQuotas\nprofiles: {gold: {request_percentage: 5}}\n"
+    taken = [
+        "quotas:\n  - match: {user: a, client-id: {name: b}}  # c\n"
+        "    set: {request_percentage: 1}\n",
+        "quotas:\n- match:\n    user:\n      name: 'a'\n    client-id: \"b\"\n  set:\n"
+        "    producer_byte_rate: 10 MiB/s  # c\n    request_percentage: 5\n",
+        "quotas:\n    -   match:  { user: x ,  client-id:  {name: y } }\n        set:    "
+        "{ request_percentage:  150 ,consumer_byte_rate: 1KiB }\n",
+        "quotas:\n  - {set: {request_percentage: 1}, match: {user: {name: a}}, profile: gold}\n"
+        "  - {profile: 'gold', match: {ip: 10.0.0.1}}\n",
+        "quotas:\n  - set:   # overrides\n\n      # the percentage\n      request_percentage: 2\n"
+        "    # the entity\n    match:\n      user: {name: a}\n    profile: gold  # tier\n",
+        "quotas:\n  - match:\n      ip: 2001:db8::1\n    set: {connection_creation_rate: 3}\n"
+        "  - match: {ip: '2001:db8::2'}\n    set:\n      connection_creation_rate: 3",
+        "quotas:\n- match: {user: a}\n  set: {request_percentage: 1}\nkind: ClientQuotas\n",
+    ]
+    for body in taken:
+        text = head.replace("kind: ClientQuotas\n", "") if "\nkind:" in body else head
+        text += body
+        assert taken_as_tokens(text) == (body.count("match"), 0), body
+        assert_general_agrees(text)
+    nodes = [
+        # the object form with more than a name, or naming <default>; a field written twice
+        "quotas:\n  - match: {user: {name: a, verbatim: true}}\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match: {user: {name: <default>}}\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match: {user: a}\n    match: {user: b}\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - {match: {user: a}, set: {request_percentage: 1},"
+        " set: {request_percentage: 2}}\n",
+        # five keys a set (never plain), a value in the object form, a key the entity may not have
+        "quotas:\n  - match: {user: a}\n    set:\n      request_percentage: 1\n"
+        "      producer_byte_rate: 1\n      consumer_byte_rate: 1\n"
+        "      controller_mutation_rate: 1\n      request_percentage: 2\n",
+        "quotas:\n  - match: {user: a}\n    set: {request_percentage: {name: 1}}\n",
+        "quotas:\n  - match: {user: a}\n    set: {connection_creation_rate: 1}\n",
+        # match or set a scalar, profile a mapping, an unknown field, a quoted field name
+        "quotas:\n  - match: a\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match: {user: a}\n    profile: {name: gold}\n",
+        "quotas:\n  - match: {user: a}\n    set: {request_percentage: 1}\n    note: x\n",
+        'quotas:\n  - "match": {user: a}\n    set: {request_percentage: 1}\n',
+        # a number, a boolean and an empty name; a non-canonical ip
+        "quotas:\n  - match: {user: 010}\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match:\n      client-id: yes\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match: {user: ''}\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match: {ip: 010.0.0.1}\n    set: {connection_creation_rate: 1}\n",
+    ]
+    for body in nodes:
+        assert taken_as_tokens(head + body)[0] == 0, body
+        assert_general_agrees(head + body)
+    declined = [
+        # a key at the entry's own indentation under "match:" (match is null), a line deeper
+        # than the entry's keys, a line between the dash and the keys, the document's end
+        "quotas:\n  - match:\n    user: a\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match: {user: a}\n    set: {request_percentage: 1}\n      x: 1\n",
+        "quotas:\n  - match: {user: a}\n    set: {request_percentage: 1}\n   x: 1\n",
+        "quotas:\n  - match:\n      user: a\n     client-id: b\n    set: {request_percentage: 1}\n",
+        "quotas:\n  - match: {user: a}\n    set: {request_percentage: 1}\n...\n",
+        "quotas:\n  - match: {user: a}\n    set: {request_percentage: 1}\t\n",
+    ]
+    for body in declined:
+        assert read_general(head + body) is None, body
+        assert_general_agrees(head + body)
 
 
 def test_warnings_found_by_a_fast_reader_are_kept(tmp_path: Path) -> None:

@@ -10,11 +10,14 @@ field lists take it too and give an equal one.
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kquota.desired.document import DocumentReader
-from kquota.desired.nodes import STR_TAG, resolve_tag
+from kquota.desired.general import read_general
+from kquota.desired.nodes import STR_TAG, MapNode, resolve_tag
 from kquota.desired.parsed import ParsedEntry
 from kquota.desired.plain import CANONICAL_V4, SURELY_SHORT
 from kquota.desired.problems import Problems
@@ -197,6 +200,84 @@ def test_plain_tokens_read_every_common_form() -> None:
     assert carol.entity.parts == (("user", "carol"), ("client-id", "app"))
     assert carol.profile == "gold" and carol.profile_at is not None
     assert (carol.profile_at.line, carol.profile_at.column) == (18, 14)
+
+
+@st.composite
+def general_entry(draw: st.DrawFn) -> list[str]:
+    """general_entry is the lines of one ``quotas`` item in a form only the general reader
+    reads: names in the object form, flow spaced as formatters write it, a wider dash,
+    comments and blank lines between its lines, a whole entry on one line with a profile."""
+    match = draw(match_pairs())
+    set_ = draw(set_pairs(any("ip" in k for k, _ in match)))
+    if draw(st.booleans()):
+        i = draw(st.integers(0, len(match) - 1))
+        match[i] = (match[i][0], "{name: " + match[i][1] + "}")
+    sp = draw(st.sampled_from(["", " ", "  "]))
+
+    def flow(written: list[tuple[str, str]]) -> str:
+        return "{" + sp + ", ".join(f"{k}:{sp} {v}" for k, v in written) + sp + "}"
+
+    dash = "-" + " " * draw(st.integers(1, 3))
+    inner = 2 + len(dash)
+    gap = draw(st.sampled_from([[], [""], ["  # note"], ["#"]]))
+    if draw(st.integers(0, 3)) == 0:
+        fields = [f"match: {flow(match)}", f"set: {flow(set_)}"]
+        if draw(st.booleans()):
+            fields.append(f"profile: {draw(st.sampled_from(PROFILES))}")
+        return [f"  {dash}{{{', '.join(draw(st.permutations(fields)))}}}"]
+    lines: list[list[str]] = []
+    for name, written in (("match", match), ("set", set_)):
+        if draw(st.booleans()):
+            block = [f"{name}:{draw(st.sampled_from(['', '  # c']))}"]
+            for k, v in written:
+                if v.startswith("{name: ") and draw(st.booleans()):
+                    block += [f"  {k}:", *gap, f"    name: {v[7:-1]}"]
+                else:
+                    block += [*gap, f"  {k}: {v}"]
+            lines.append(block)
+        else:
+            lines.append([f"{name}: {flow(written)}"])
+    if draw(st.booleans()):
+        lines.append([f"profile: {draw(st.sampled_from(PROFILES))}  # tier"])
+    ordered = [line for field in draw(st.permutations(lines)) for line in [*field, *gap]]
+    first, rest = ordered[0], ordered[1:]
+    return [
+        f"  {dash}{first}",
+        *(" " * inner + line if line[:1] not in ("", "#") else line for line in rest),
+    ]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(general_entry(), min_size=1, max_size=6))
+def test_general_tokens_take_only_what_the_nodes_take_and_alike(
+    entries: list[list[str]],
+) -> None:
+    """Each entry the general reader hands over as tokens is offered to PlainEntries and
+    then read as nodes as well: whenever the tokens give an entry, its nodes give an equal
+    one, with no problem and no warning."""
+    text = "quotas:\n" + "".join(line + "\n" for lines in entries for line in lines)
+    by_tokens: list[ParsedEntry] = []
+    by_nodes: dict[int, tuple[ParsedEntry | None, Problems]] = {}
+
+    def take(*args: Any) -> bool:
+        tokens = DocumentReader("f.yaml", Problems())
+        if tokens.general_entry(*args):
+            by_tokens.append(tokens._parsed.entries[-1])
+        return False
+
+    def read_nodes(node: MapNode) -> None:
+        problems = Problems()
+        nodes = DocumentReader("f.yaml", problems)
+        nodes.entry(node)
+        by_nodes[node.line] = (
+            nodes._parsed.entries[-1] if nodes._parsed.entries else None,
+            problems,
+        )
+
+    read_general(text, read_nodes, take)  # a file it declines after an entry: still compared
+    for taken in by_tokens:
+        entry, problems = by_nodes[taken.at.line]
+        assert taken == entry and not problems.items and not problems.warned
 
 
 @settings(max_examples=500, deadline=None)

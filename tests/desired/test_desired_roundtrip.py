@@ -89,6 +89,6 @@ def test_desired_state_round_trips(entries: list[tuple[Entity, dict[str, float]]
         with (
             mock.patch.object(reader, "scan_canonical", lambda *args: None),
             mock.patch.object(reader, "parse_canonical", lambda text: None),
-            mock.patch.object(reader, "read_general", lambda *args: None),
+            mock.patch.object(reader, "read_general", lambda *args, **kwargs: None),
         ):
             assert load_desired([f]).quotas == state  # the composer's reading

@@ -31,6 +31,20 @@ def eventually_authorized(call: Callable[[], object]) -> None:
     retrying(call, ClusterAuthorizationError)
 
 
+def _granted(
+    broker: BrokerInfo, user: str, password: str, operation: AclOperation
+) -> dict[str, str]:
+    """_granted makes a SASL user allowed ``operation`` on the cluster and gives its client
+    properties once the broker authorizes it (a broker applies ACLs in order: the user's
+    earlier ones are in force then too)."""
+    add_user(broker, user, password)
+    allow(broker, user, operation)
+    props = sasl_properties(broker, user, password)
+    with WireAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
+        eventually_authorized(admin.describe_all)
+    return props
+
+
 def _as(broker: BrokerInfo, user: str) -> Target:
     return Target.from_options(
         broker.sasl_bootstrap_servers,
@@ -141,11 +155,7 @@ def test_apply_without_alter_configs_names_what_is_missing_once_for_all_entities
     # pass fails for every entity with one identical reason, shown once with a count.
     broker = kafka_broker_with_authorizer
     bob = f"bob-{T}"
-    add_user(broker, bob, "bob-secret")
-    allow(broker, bob, AclOperation.DESCRIBE_CONFIGS)
-    props = {k: v for k, v in sasl_properties(broker, bob, "bob-secret").items()}
-    with WireAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
-        eventually_authorized(admin.describe_all)
+    props = _granted(broker, bob, "bob-secret", AclOperation.DESCRIBE_CONFIGS)
     (tmp_path / "client.properties").write_text(
         "".join(f"{k}={v}\n" for k, v in props.items() if k != "bootstrap.servers")
     )
@@ -194,14 +204,10 @@ def test_audit_topic_writability_is_checked_before_commit_and_a_lost_audit_exits
 
     broker = kafka_broker_with_authorizer
     carol, topic = f"carol-{T}", f"audit-{T}"
-    add_user(broker, carol, "carol-secret")
-    allow(broker, carol, AclOperation.ALTER_CONFIGS)
     create_topic(broker, topic)
     on_topic = (ResourceType.TOPIC, topic)
     allow(broker, carol, AclOperation.DESCRIBE, on_topic)
-    props = sasl_properties(broker, carol, "carol-secret")
-    with WireAdmin(props["bootstrap.servers"], ClientConfig.from_properties(props)) as admin:
-        eventually_authorized(admin.describe_all)
+    props = _granted(broker, carol, "carol-secret", AclOperation.ALTER_CONFIGS)
 
     def audit_check() -> None:
         with AuditPublisher(topic, props, timeout=10) as audit:
@@ -258,3 +264,67 @@ def test_audit_topic_writability_is_checked_before_commit_and_a_lost_audit_exits
     assert "The changes are in the cluster" in err and "Traceback" not in err
     assert "carol-secret" not in out + err
     assert len(ours()) == 2
+
+
+def test_an_audit_topic_the_principal_may_not_describe_is_refused_as_such_not_missing(
+    kafka_broker_with_authorizer: BrokerInfo,
+) -> None:
+    # A listing leaves such a topic out; asked for by name, the broker says it is refused.
+    from kquota.audit import AuditError, AuditPublisher, AuditTopicMissing
+
+    broker = kafka_broker_with_authorizer
+    dave, topic = f"dave-{T}", f"audit-hidden-{T}"
+    create_topic(broker, topic)
+    props = _granted(broker, dave, "dave-secret", AclOperation.ALTER_CONFIGS)
+    with AuditPublisher(topic, props, timeout=10) as audit, pytest.raises(AuditError) as e:
+        audit.check()
+    assert not isinstance(e.value, AuditTopicMissing)
+    assert str(e.value) == (
+        f"audit topic {topic!r}: User:{dave} is not allowed to describe or write it (the audit "
+        "producer needs WRITE on the topic)"
+    )
+
+
+def test_topics_create_reports_a_topic_the_principal_may_not_describe_and_creates_nothing(
+    kafka_broker_with_authorizer: BrokerInfo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # erin may create topics but describe none: a listing leaves out both the topic that
+    # exists and the one that does not, and asked by name the broker refuses both alike.
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        AdminClient,
+        ConfigResource,
+        ConfigSource,
+    )
+
+    broker = kafka_broker_with_authorizer
+    erin, existing, absent = f"erin-{T}", f"audit-unseen-{T}", f"audit-absent-{T}"
+    create_topic(broker, existing)
+    allow(broker, erin, AclOperation.CREATE)
+    props = _granted(broker, erin, "erin-secret", AclOperation.DESCRIBE_CONFIGS)
+    (tmp_path / "erin.properties").write_text(
+        "".join(f"{k}={v}\n" for k, v in props.items() if k != "bootstrap.servers")
+    )
+    argv = ["topics", "create", "--bootstrap-server", props["bootstrap.servers"],
+            "--command-config", str(tmp_path / "erin.properties"), "--audit-topic"]  # fmt: skip
+    needs = (
+        f"User:{erin} is not allowed to describe it, so kquota cannot tell whether it exists "
+        "(kquota topics create needs Describe on the topic, and Create on the cluster or on "
+        "the topic to make it)"
+    )
+    for topic in (existing, absent):
+        code, out, err = run_kquota([*argv, topic], capsys)
+        assert (code, out) == (1, ""), err
+        assert err == (
+            f"error: topic {topic} (the audit trail): {needs}\n"
+            f"topic _kquota_apply_lease (the apply lease): {needs}\n"
+            "nothing was created\n"
+        )
+    admin = AdminClient(sasl_properties(broker, "admin", broker.users["admin"]))
+    assert absent not in admin.list_topics(timeout=30).topics
+    # The existing topic has no setting of its own still: none of kquota's was written.
+    resource = ConfigResource(ResourceType.TOPIC, existing)
+    configs = admin.describe_configs([resource])[resource].result(timeout=30)
+    own = ConfigSource.DYNAMIC_TOPIC_CONFIG
+    assert configs and {k for k, v in configs.items() if ConfigSource(v.source) is own} == set()

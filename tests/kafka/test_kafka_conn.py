@@ -1,10 +1,5 @@
-"""Connection and WireAdmin behaviour a real broker cannot produce on demand, on a loopback fake.
-
-``fake_broker`` is a tiny asyncio server speaking Kafka framing with kquota's own codec. It
-answers ApiVersions like a 4.3 broker and hands every other request to the test's script. It
-does not emulate: SASL, quota storage, validation, authorization, or a broker's ordering
-guarantees beyond one connection.
-"""
+"""Connection and WireAdmin behaviour a real broker cannot produce on demand, on a loopback fake
+(:func:`fake_listener.fake_broker`: what it does not emulate is said there)."""
 
 from __future__ import annotations
 
@@ -14,12 +9,20 @@ import shutil
 import ssl
 import struct
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fake_listener import (
+    BROKER_APIS,
+    Header,
+    Script,
+    fake_api_versions,
+    fake_broker,
+    fake_frame,
+    fake_reply,
+)
 from kquota.kafka.admin import (
     AsyncWireAdmin,
     QuotaAlteration,
@@ -36,68 +39,7 @@ from kquota.kafka.errors import (
 )
 from kquota.kafka.protocol import decode_request, encode_response
 from kquota.model import Entity
-
-Header = dict[str, Any]
-Script = Callable[[Header, dict[str, Any], asyncio.StreamWriter], Awaitable[None]]
-
-BROKER_APIS = [(17, 0, 1), (18, 0, 4), (36, 0, 2), (48, 0, 1), (49, 0, 1)]
-
-
-def fake_frame(payload: bytes) -> bytes:
-    return struct.pack(">i", len(payload)) + payload
-
-
-def fake_reply(writer: asyncio.StreamWriter, header: Header, body: dict[str, Any]) -> None:
-    payload = encode_response(
-        header["RequestApiKey"], header["RequestApiVersion"], header["CorrelationId"], body
-    )
-    writer.write(fake_frame(payload))
-
-
-def fake_api_versions(apis: list[tuple[int, int, int]]) -> dict[str, Any]:
-    return {
-        "ErrorCode": 0,
-        "ApiKeys": [{"ApiKey": k, "MinVersion": lo, "MaxVersion": hi} for k, lo, hi in apis],
-        "ThrottleTimeMs": 0,
-    }
-
-
-@contextlib.asynccontextmanager
-async def fake_broker(
-    script: Script,
-    *,
-    apis: list[tuple[int, int, int]] = BROKER_APIS,
-    ssl_ctx: ssl.SSLContext | None = None,
-    log: list[Header] | None = None,
-) -> AsyncIterator[str]:
-    """fake_broker serves on 127.0.0.1 and yields its address."""
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                size = struct.unpack(">i", await reader.readexactly(4))[0]
-                header, body = decode_request(await reader.readexactly(size))
-                if log is not None:
-                    log.append(header)
-                if header["RequestApiKey"] == 18:
-                    fake_reply(writer, header, fake_api_versions(apis))
-                else:
-                    await script(header, body, writer)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=ssl_ctx)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.close()
-        # Handlers stuck in readexactly are cancelled with the server in 3.11+.
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(server.wait_closed(), 1)
+from quota_answers import alter_answer, alter_entry, describe_answer, describe_entry
 
 
 def _fast(**kw: Any) -> ClientConfig:
@@ -114,24 +56,8 @@ def test_describe_through_fake() -> None:
     async def script(header: Header, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
         assert header["ClientId"] == "kquota"
         assert body == {"Components": [], "Strict": False}
-        fake_reply(
-            writer,
-            header,
-            {
-                "ThrottleTimeMs": 0,
-                "ErrorCode": 0,
-                "ErrorMessage": None,
-                "Entries": [
-                    {
-                        "Entity": [
-                            {"EntityType": "client-id", "EntityName": None},
-                            {"EntityType": "user", "EntityName": "a"},
-                        ],
-                        "Values": [{"Key": "producer_byte_rate", "Value": 1024.0}],
-                    }
-                ],
-            },
-        )
+        entry = describe_entry([("client-id", None), ("user", "a")], {"producer_byte_rate": 1024.0})
+        fake_reply(writer, header, describe_answer([entry]))
 
     async def main() -> None:
         log: list[Header] = []
@@ -203,11 +129,7 @@ def test_retry_after_a_dropped_connection_succeeds() -> None:
         if calls["n"] == 1:
             writer.close()
             return
-        fake_reply(
-            writer,
-            header,
-            {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []},
-        )
+        fake_reply(writer, header, describe_answer())
 
     async def main() -> None:
         async with fake_broker(script) as addr:
@@ -325,14 +247,9 @@ def test_alter_matches_by_entity_retries_retriable_and_chunks() -> None:
                 code = 41
             elif name == "bad":
                 code, message = 42, "Invalid configuration key nope"
-            entries.append(
-                {
-                    "ErrorCode": code,
-                    "ErrorMessage": message,
-                    "Entity": list(reversed(e["Entity"])),
-                }
-            )
-        fake_reply(writer, header, {"ThrottleTimeMs": 0, "Entries": entries})
+            parts = [(p["EntityType"], p["EntityName"]) for p in e["Entity"]]
+            entries.append(alter_entry(reversed(parts), code, message))
+        fake_reply(writer, header, alter_answer(entries))
 
     alts = [_alteration(n) for n in ["a", "retry-me", "bad", "b", "c"]]
 
@@ -395,11 +312,7 @@ def test_tls_verifies_certificate_and_hostname(
     server_ctx.load_cert_chain(str(cert), str(key))
 
     async def script(header: Header, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
-        fake_reply(
-            writer,
-            header,
-            {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []},
-        )
+        fake_reply(writer, header, describe_answer())
 
     async def main() -> None:
         async with fake_broker(script, ssl_ctx=server_ctx) as addr:
@@ -438,11 +351,7 @@ def _sasl_script(seen: list[bytes], mechanisms: list[str]) -> Script:
                 {"ErrorCode": 0, "ErrorMessage": None, "AuthBytes": b"", "SessionLifetimeMs": 0},
             )
         else:
-            fake_reply(
-                writer,
-                header,
-                {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []},
-            )
+            fake_reply(writer, header, describe_answer())
 
     return script
 

@@ -20,6 +20,13 @@ import kquota.kafka.protocol as kp
 from kquota.kafka import quotawire as qw
 from kquota.kafka.admin import QuotaAlteration, QuotaOp
 from kquota.model import Entity
+from quota_answers import (
+    alter_answer,
+    alter_entry,
+    describe_answer,
+    describe_entry,
+    wire_entity,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "protocol"))
 from protocol_testlib import bits, from_golden_json, golden_cases  # noqa: E402
@@ -194,9 +201,7 @@ tiers = st.sampled_from(
 )
 tiered_bodies = st.lists(
     st.fixed_dictionaries({"Entity": entities, "Values": tiers}), max_size=12
-).map(
-    lambda entries: {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": entries}
-)
+).map(describe_answer)
 
 
 @FUZZ
@@ -209,12 +214,8 @@ def test_repeated_value_sections_decode_as_the_interpreter_does(
 
 
 def test_entities_on_one_tier_get_equal_but_their_own_values() -> None:
-    tier = [{"Key": "producer_byte_rate", "Value": 1024.0}]
-    entries = [
-        {"Entity": [{"EntityType": "user", "EntityName": f"u{i}"}], "Values": tier}
-        for i in range(3)
-    ]
-    body = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": entries}
+    tier = {"producer_byte_rate": 1024.0}
+    body = describe_answer([describe_entry([("user", f"u{i}")], tier) for i in range(3)])
     state = qw._describe_flexible(frame(1, kp.encode_body(DESCRIBE, 1, body))).state
     first, *rest = state.values()
     assert first == {"producer_byte_rate": 1024.0}
@@ -224,12 +225,7 @@ def test_entities_on_one_tier_get_equal_but_their_own_values() -> None:
 
 
 def test_corrupt_describe_response_names_the_field() -> None:
-    body = {
-        "ThrottleTimeMs": 0,
-        "ErrorCode": 0,
-        "ErrorMessage": None,
-        "Entries": [{"Entity": [{"EntityType": "user", "EntityName": "a"}], "Values": []}],
-    }
+    body = describe_answer([describe_entry([("user", "a")], {})])
     payload = frame(1, kp.encode_body(DESCRIBE, 1, body))
     with pytest.raises(kp.ProtocolError) as caught:
         qw.decode_describe_response(1, payload[:-3])
@@ -238,7 +234,7 @@ def test_corrupt_describe_response_names_the_field() -> None:
 
 
 def test_unknown_tagged_fields_are_left_to_the_interpreter() -> None:
-    body = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": []}
+    body = describe_answer()
     body["_unknown_tags"] = {5: b"xy"}
     payload = frame(1, kp.encode_body(DESCRIBE, 1, body))
     with pytest.raises(qw._Declined):
@@ -247,20 +243,8 @@ def test_unknown_tagged_fields_are_left_to_the_interpreter() -> None:
 
 
 def test_entities_come_out_in_canonical_order() -> None:
-    body = {
-        "ThrottleTimeMs": 0,
-        "ErrorCode": 0,
-        "ErrorMessage": None,
-        "Entries": [
-            {
-                "Entity": [
-                    {"EntityType": "client-id", "EntityName": None},
-                    {"EntityType": "user", "EntityName": "alice"},
-                ],
-                "Values": [{"Key": "producer_byte_rate", "Value": 1.0}],
-            }
-        ],
-    }
+    parts = [("client-id", None), ("user", "alice")]
+    body = describe_answer([describe_entry(parts, {"producer_byte_rate": 1.0})])
     answer = qw.decode_describe_response(1, frame(1, kp.encode_body(DESCRIBE, 1, body)))
     assert answer.state == {
         Entity.of({"user": "alice", "client-id": None}): {"producer_byte_rate": 1.0}
@@ -271,15 +255,10 @@ def test_entities_come_out_in_canonical_order() -> None:
 @pytest.mark.parametrize("tiered", [False, True], ids=["values-apart", "same-values"])
 def test_an_entity_listed_twice_is_reported_not_last_wins(version: int, tiered: bool) -> None:
     def entry(name: str | None, value: float) -> dict[str, Any]:
-        return {
-            "Entity": [{"EntityType": "client-id", "EntityName": None},
-                       {"EntityType": "user", "EntityName": name}],
-            "Values": [{"Key": "producer_byte_rate", "Value": value}],
-        }  # fmt: skip
+        return describe_entry([("client-id", None), ("user", name)], {"producer_byte_rate": value})
 
     second = 1024.0 if tiered else 1.0
-    entries = [entry("alice", 1024.0), entry("bob", 2048.0), entry("alice", second)]
-    body = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Entries": entries}
+    body = describe_answer([entry("alice", 1024.0), entry("bob", 2048.0), entry("alice", second)])
     payload = frame(version, kp.encode_body(DESCRIBE, version, body))
     with pytest.raises(kp.ProtocolError) as caught:
         qw.decode_describe_response(version, payload)
@@ -342,7 +321,7 @@ def reference_alter_body(alts: list[QuotaAlteration], validate_only: bool) -> di
     return {
         "Entries": [
             {
-                "Entity": [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts],
+                "Entity": wire_entity(a.entity.parts),
                 "Ops": [
                     {"Key": o.key, "Value": 0.0 if o.remove else o.value, "Remove": o.remove}
                     for o in a.ops
@@ -413,12 +392,12 @@ def answer_entries(alts: list[QuotaAlteration], data: st.DataObject) -> list[dic
     entries shuffled, mostly no error, sometimes an entry short or twice."""
     entries = []
     for a in alts:
-        parts = [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts]
+        parts = list(a.entity.parts)
         if data.draw(st.booleans()):
             parts.reverse()
         code = data.draw(st.sampled_from([0, 0, 0, 41, -1]))
         message = data.draw(st.sampled_from([None, None, "no"]))
-        entries.append({"ErrorCode": code, "ErrorMessage": message, "Entity": parts})
+        entries.append(alter_entry(parts, code, message))
     entries = list(data.draw(st.permutations(entries)))
     cut = data.draw(ANSWER_CUTS)
     if entries and cut == "drop one":
@@ -469,10 +448,19 @@ def reads_as_the_full_decoder(
     a mutation of one, as the full decoder does, and accepts all only where it says so."""
     exchange = qw.AlterExchange(alts, True)
     assert exchange.encode(version) == qw.encode_alter_request(version, alts, True)
-    body = {"ThrottleTimeMs": 0, "Entries": answer_entries(alts, data)}
+    body = alter_answer(answer_entries(alts, data))
     payload = frame(version, kp.encode_body(ALTER_RESPONSE, version, body))
     if data.draw(st.booleans()):
         payload = mutate(payload, data.draw(edits))
+    read_as_the_full_decoder_does(exchange, version, payload, alts)
+
+
+def read_as_the_full_decoder_does(
+    exchange: qw.AlterExchange, version: int, payload: bytes, alts: list[QuotaAlteration]
+) -> None:
+    """read_as_the_full_decoder_does: ``exchange`` reads ``payload`` as the full decoder
+    does, and accepts all only where the full reading says so too: each entity sent
+    answered once, none with an error."""
     full = outcome(qw.decode_alter_response, version, payload)
     try:
         answer = exchange.decode(version, payload)
@@ -481,8 +469,6 @@ def reads_as_the_full_decoder(
     if answer is not qw.ALL_ACCEPTED:
         assert outcome(exchange.decode, version, payload) == full
         return
-    # An acceptance only where the full reading says so too: each entity sent answered
-    # once, none with an error.
     assert full[0] == "ok"
     answered = [entity for entity, _, _ in full[1]]
     assert all(code == 0 and message is None for _, code, message in full[1])
@@ -507,21 +493,12 @@ def test_alter_exchange_recognises_a_brokers_acceptance_without_decoding_it() ->
     exchange = qw.AlterExchange(alts, True)
     exchange.encode(1)
     # The broker's order: entries shuffled, client-id before user (as Kafka 4.3 answers).
-    entries = [
-        {
-            "ErrorCode": 0,
-            "ErrorMessage": None,
-            "Entity": [{"EntityType": t, "EntityName": n} for t, n in reversed(a.entity.parts)],
-        }
-        for a in reversed(alts)
-    ]
-    accepted = frame(
-        1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries})
-    )
+    entries = [alter_entry(reversed(a.entity.parts)) for a in reversed(alts)]
+    accepted = frame(1, kp.encode_body(ALTER_RESPONSE, 1, alter_answer(entries)))
     assert exchange.decode(1, accepted) is qw.ALL_ACCEPTED
     # One refusal: the whole answer is read, entity by entity.
     entries[3] = {**entries[3], "ErrorCode": 42, "ErrorMessage": "invalid"}
-    refused = frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries}))
+    refused = frame(1, kp.encode_body(ALTER_RESPONSE, 1, alter_answer(entries)))
     answer = exchange.decode(1, refused)
     assert answer == qw.decode_alter_response(1, refused)
     assert [r.error_code for r in answer] == [0, 0, 0, 42, 0, 0, 0, 0]
@@ -529,8 +506,8 @@ def test_alter_exchange_recognises_a_brokers_acceptance_without_decoding_it() ->
     backwards = Entity((("client-id", "app-1"), ("user", "alice")))
     odd = qw.AlterExchange([QuotaAlteration(backwards, alts[2].ops)], True)
     odd.encode(1)
-    one = [{"ErrorCode": 0, "ErrorMessage": None, "Entity": entries[5]["Entity"]}]
-    payload = frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": one}))
+    one = [entries[5]]  # {user=alice, client-id=app-1}, accepted
+    payload = frame(1, kp.encode_body(ALTER_RESPONSE, 1, alter_answer(one)))
     assert odd.decode(1, payload) == qw.decode_alter_response(1, payload)
 
 
@@ -539,16 +516,7 @@ def test_alter_exchange_recognises_a_brokers_acceptance_without_decoding_it() ->
 
 def accepting_answer(alts: list[QuotaAlteration], data: st.DataObject) -> list[dict[str, Any]]:
     """accepting_answer accepts every alteration once, as a broker does (its own order)."""
-    entries = [
-        {
-            "ErrorCode": 0,
-            "ErrorMessage": None,
-            "Entity": [{"EntityType": t, "EntityName": n} for t, n in a.entity.parts][
-                :: data.draw(st.sampled_from([1, -1]))
-            ],
-        }
-        for a in alts
-    ]
+    entries = [alter_entry(a.entity.parts[:: data.draw(st.sampled_from([1, -1]))]) for a in alts]
     return list(data.draw(st.permutations(entries)))
 
 
@@ -559,9 +527,7 @@ def test_a_commit_templated_on_its_validation_sends_and_reads_as_a_fresh_one(
 ) -> None:
     validation = qw.AlterExchange(alts, True)
     validation.encode(1)
-    accepted = kp.encode_body(
-        ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": accepting_answer(alts, data)}
-    )
+    accepted = kp.encode_body(ALTER_RESPONSE, 1, alter_answer(accepting_answer(alts, data)))
     validation.decode(1, frame(1, accepted))
     commit = qw.AlterExchange(alts, False, validation)
     # Every version, in any order (a reconnection may change it): the bytes a fresh
@@ -571,25 +537,11 @@ def test_a_commit_templated_on_its_validation_sends_and_reads_as_a_fresh_one(
     # The commit's answer: the validation's own (another correlation id and throttle time),
     # another broker-shaped one, or either mutated; read as the full decoder reads it.
     throttled = struct.pack(">i", data.draw(st.integers(0, 2**31 - 1))) + accepted[4:]
-    other = kp.encode_body(
-        ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": answer_entries(alts, data)}
-    )
+    other = kp.encode_body(ALTER_RESPONSE, 1, alter_answer(answer_entries(alts, data)))
     payload = frame(1, data.draw(st.sampled_from([throttled, other])), correlation_id=9)
     if data.draw(st.booleans()):
         payload = mutate(payload, data.draw(edits))
-    full = outcome(qw.decode_alter_response, 1, payload)
-    try:
-        answer = commit.decode(1, payload)
-    except kp.ProtocolError:
-        answer = None
-    if answer is not qw.ALL_ACCEPTED:
-        assert outcome(commit.decode, 1, payload) == full
-        return
-    assert full[0] == "ok"
-    answered = [entity for entity, _, _ in full[1]]
-    assert all(code == 0 and message is None for _, code, message in full[1])
-    assert len(set(answered)) == len(answered)
-    assert set(answered) == {a.entity for a in alts}
+    read_as_the_full_decoder_does(commit, 1, payload, alts)
 
 
 def test_a_commit_templated_on_an_accepted_validation_reuses_its_bytes() -> None:
@@ -599,11 +551,8 @@ def test_a_commit_templated_on_an_accepted_validation_reuses_its_bytes() -> None
     ]
     validation = qw.AlterExchange(alts, True)
     sent = validation.encode(1)
-    entries = [
-        {"ErrorCode": 0, "ErrorMessage": None, "Entity": [{"EntityType": "user", "EntityName": n}]}
-        for n in ("u2", "u0", "u1")
-    ]
-    answer = kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries})
+    entries = [alter_entry([("user", n)]) for n in ("u2", "u0", "u1")]
+    answer = kp.encode_body(ALTER_RESPONSE, 1, alter_answer(entries))
     assert validation.decode(1, frame(1, answer)) is qw.ALL_ACCEPTED
     assert validation.accepted_all
     commit = qw.AlterExchange(alts, False, validation)
@@ -614,9 +563,7 @@ def test_a_commit_templated_on_an_accepted_validation_reuses_its_bytes() -> None
     entries[0] = {**entries[0], "ErrorCode": 42}
     refused = qw.AlterExchange(alts, True)
     refused.encode(1)
-    refused.decode(
-        1, frame(1, kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries}))
-    )
+    refused.decode(1, frame(1, kp.encode_body(ALTER_RESPONSE, 1, alter_answer(entries))))
     assert not refused.accepted_all
     again = qw.AlterExchange(alts, False, refused)
     assert again.encode(1) == qw.encode_alter_request(1, alts, False)
@@ -631,11 +578,8 @@ def test_a_one_part_acceptance_is_split_apart_and_a_tricky_name_read_entry_by_en
         ]
         exchange = qw.AlterExchange(alts, True)
         exchange.encode(1)
-        entries = [
-            {"ErrorCode": 0, "ErrorMessage": None, "Entity": [{"EntityType": t, "EntityName": n}]}
-            for t, n in reversed(parts)
-        ]
-        body = kp.encode_body(ALTER_RESPONSE, 1, {"ThrottleTimeMs": 0, "Entries": entries})
+        entries = [alter_entry([p]) for p in reversed(parts)]
+        body = kp.encode_body(ALTER_RESPONSE, 1, alter_answer(entries))
         return exchange, frame(1, body), qw._alter_request_compact(alts, True)
 
     names = [("user", "alice"), ("user", None), ("user", "b" * 200), ("client-id", "a\x00")]

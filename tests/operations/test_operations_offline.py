@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from kquota.errors import UsageError
-from kquota.model import Entity
 from kquota.operations import (
     check_drift,
     load_desired_state,
@@ -16,8 +15,8 @@ from kquota.operations import (
     validate_desired,
 )
 from kquota.plan.resolver import Principal
-from kquota.snapshot.files import dump_snapshot
 from kquota.target import Target
+from offline_cluster import ALICE, IP_LOOK_ALIKES, desired_folder, snapshot_target
 
 YAML = """\
 apiVersion: kquota/v1
@@ -26,27 +25,20 @@ quotas:
   - match: {user: alice}
     set: {producer_byte_rate: 2MiB}
 """
-ALICE = Entity.of({"user": "alice"})
 
 
 @pytest.fixture
 def target(tmp_path: Path) -> Target:
-    path = tmp_path / "snap.json"
     state = {
         ALICE: {"producer_byte_rate": 1048576.0},
-        Entity.of({"ip": "2001:db8::1"}): {"connection_creation_rate": 5.0},
-        Entity.of({"ip": "2001:DB8:0::1"}): {"connection_creation_rate": 6.0},
+        **IP_LOOK_ALIKES,
     }
-    path.write_bytes(dump_snapshot(state, "json", {"cluster": "c1", "cluster_id": "id-1"}))
-    return Target.of_snapshot(path)
+    return snapshot_target(tmp_path, state)
 
 
 @pytest.fixture
 def desired(tmp_path: Path) -> Path:
-    folder = tmp_path / "quotas"
-    folder.mkdir()
-    (folder / "q.yaml").write_text(YAML)
-    return folder
+    return desired_folder(tmp_path, YAML)
 
 
 def test_make_plan_stamps_the_plan_and_returns_warnings_instead_of_printing(

@@ -24,8 +24,8 @@ from kquota.operations.plan import (
 from kquota.plan.resolver import Principal
 from kquota.plan.types import ChangeKind
 from kquota.policy import ProtectMatch
-from kquota.snapshot.files import dump_snapshot
 from kquota.target import Target
+from offline_cluster import ALICE, IP_LOOK_ALIKES, desired_folder, snapshot_target
 
 YAML = """\
 apiVersion: kquota/v1
@@ -36,28 +36,21 @@ quotas:
   - match: {user: "bob\\u200b"}
     set: {producer_byte_rate: 1MiB}
 """
-ALICE = Entity.of({"user": "alice"})
 
 
 @pytest.fixture
 def target(tmp_path: Path) -> Target:
-    path = tmp_path / "snap.json"
     state = {
         ALICE: {"producer_byte_rate": 1048576.0},
         Entity.of({"user": "carol"}): {"producer_byte_rate": 1.0},
-        Entity.of({"ip": "2001:db8::1"}): {"connection_creation_rate": 5.0},
-        Entity.of({"ip": "2001:DB8:0::1"}): {"connection_creation_rate": 6.0},
+        **IP_LOOK_ALIKES,
     }
-    path.write_bytes(dump_snapshot(state, "json", {"cluster": "c1", "cluster_id": "id-1"}))
-    return Target.of_snapshot(path)
+    return snapshot_target(tmp_path, state)
 
 
 @pytest.fixture
 def desired(tmp_path: Path) -> Path:
-    folder = tmp_path / "quotas"
-    folder.mkdir()
-    (folder / "q.yaml").write_text(YAML)
-    return folder
+    return desired_folder(tmp_path, YAML)
 
 
 def _unstamped(result: PlanResult) -> PlanResult:

@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -173,3 +173,42 @@ def test_fingerprint_equals_the_reference(
     chosen = [*state, *asked]
     assert snapshot_fingerprint(state, chosen) == reference(state, chosen)
     assert snapshot_fingerprint(state) == reference(state, state)
+
+
+def test_shared_values_are_written_as_their_own_every_time() -> None:
+    # States share values dicts (a few tiers): written once, by identity, each entity still
+    # encodes its own; equal dicts that are not the same object, and -0.0 beside 0.0, too.
+    gold, zero, negative = (
+        {"producer_byte_rate": 2.0, "consumer_byte_rate": 1.0},
+        {"k": 0.0},
+        {"k": -0.0},
+    )
+    state: dict[Entity, QuotaValues] = {}
+    for i in range(300):
+        shared = [gold, zero, negative, dict(gold)][i % 4]
+        state[Entity.of({"user": f"u{i:03d}"})] = shared
+        state[Entity.of({"user": f"u{i:03d}", "client-id": None})] = dict(shared)
+    chosen = sorted_entities(state)
+    assert b"".join(escaped_lines(state, chosen)) == b"".join(plain_lines(state, chosen))
+    assert snapshot_fingerprint(state) == reference(state, state)
+
+
+def test_values_made_afresh_on_each_lookup_are_written_as_their_own() -> None:
+    # A mapping may build each entity's values when asked: freed at once, their ids are
+    # reused, and must not find another entity's pairs.
+    class Fresh(Mapping[Entity, QuotaValues]):
+        def __init__(self, n: int) -> None:
+            self.keys_ = [Entity.of({"user": f"u{i:03d}"}) for i in range(n)]
+
+        def __getitem__(self, entity: Entity) -> QuotaValues:
+            return {"producer_byte_rate": float(self.keys_.index(entity))}
+
+        def __iter__(self) -> Iterator[Entity]:
+            return iter(self.keys_)
+
+        def __len__(self) -> int:
+            return len(self.keys_)
+
+    state = Fresh(200)
+    chosen = sorted_entities(state)
+    assert b"".join(escaped_lines(state, chosen)) == b"".join(plain_lines(state, chosen))

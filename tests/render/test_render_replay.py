@@ -45,6 +45,11 @@ def _plan(
     return with_replay(plan, state, policy, usage)
 
 
+def _by_user(rates: dict[str | None, float]) -> QuotaState:
+    """_by_user is each user's producer byte rate (None: ``{user=<default>}``)."""
+    return {Entity.of({"user": u}): {P: rate} for u, rate in rates.items()}
+
+
 def _lowered(users: list[str]) -> tuple[QuotaState, QuotaState, list[Sample]]:
     state: QuotaState = {Entity.of({"user": u}): {P: 10 * MiB} for u in users}
     desired: QuotaState = {Entity.of({"user": u}): {P: 1 * MiB} for u in users}
@@ -53,14 +58,8 @@ def _lowered(users: list[str]) -> tuple[QuotaState, QuotaState, list[Sample]]:
 
 
 def test_text_lists_harder_first_and_marks_the_censored() -> None:
-    state: QuotaState = {
-        Entity.of({"user": "a"}): {P: 10 * MiB},
-        Entity.of({"user": "b"}): {P: 10 * MiB},
-    }
-    desired: QuotaState = {
-        Entity.of({"user": "a"}): {P: 5 * MiB},
-        Entity.of({"user": "b"}): {P: 1 * MiB},
-    }
+    state = _by_user({"a": 10 * MiB, "b": 10 * MiB})
+    desired = _by_user({"a": 5 * MiB, "b": 1 * MiB})
     rows = _rows("a", [2 * MiB, 2 * MiB]) + _rows("b", [2 * MiB, 0.5 * MiB])
     rows += _rows("a", [0, 250], PRODUCE_THROTTLE_TIME)
     out = text.render_plan(_plan(state, desired, rows))
@@ -247,3 +246,34 @@ def test_the_worst_broker_is_a_name_in_a_code_span_as_in_the_usage_report() -> N
     rendered = markdown.render_plan(_plan(state, desired, rows))
     assert "| `127.0.0.1:9404` |" in rendered
     assert "127\\." not in rendered
+
+
+def test_the_quota_column_marks_lower_and_higher_as_the_plan_s_update_lines_do() -> None:
+    """The quota before -> after carries the plan's own mark of the change (text: ``lower by
+    75%``; markdown: ``▼75%``), so a reader of the replay need not work it out; an unlimited
+    side has no number to compare and says so in words."""
+    state = _by_user({"a": 8 * MiB, "b": 1 * MiB})
+    desired = _by_user({"a": 2 * MiB, "b": 3 * MiB, None: 1 * MiB})
+    rows = _rows("a", [3 * MiB, 3 * MiB]) + _rows("b", [2 * MiB]) + _rows("c", [2 * MiB])
+    plan = _plan(state, desired, rows)
+    lines = text.render_plan(plan).splitlines()
+    assert (
+        "  {user=a} producer_byte_rate: 8388608 (8 MiB/s) from {user=a} -> 2097152 (2 MiB/s) "
+        "from {user=a}, lower by 75%: throttled 0.0% -> 100.0%"
+    ) in lines
+    assert (
+        "  {user=b} producer_byte_rate: 1048576 (1 MiB/s) from {user=b} -> 3145728 (3 MiB/s) "
+        "from {user=b}, higher by 200%: throttled 100.0% -> 0.0%"
+    ) in lines
+    assert (
+        "  {user=c} producer_byte_rate: unlimited -> 1048576 (1 MiB/s) from {user=<default>}: "
+        "throttled 0.0% -> 100.0%"
+    ) in lines
+    md = markdown.render_plan(plan)
+    (table,) = gfm.assert_aligned(md[md.index("#### Throttle replay") :]).tables()
+    quotas = dict(zip(table.column("principal"), table.column("quota before → after"), strict=True))
+    assert quotas == {
+        "{user=a}": "8388608 (8 MiB/s) from {user=a} → 2097152 (2 MiB/s) from {user=a} ▼75%",
+        "{user=b}": "1048576 (1 MiB/s) from {user=b} → 3145728 (3 MiB/s) from {user=b} ▲200%",
+        "{user=c}": "unlimited → 1048576 (1 MiB/s) from {user=<default>}",
+    }

@@ -165,22 +165,42 @@ def _outcome(data: bytes) -> tuple[QuotaState, dict[str, str | None]] | str:
     n=st.integers(1, 6),
     edits=st.lists(
         st.tuples(
-            st.integers(0, 2000), st.sampled_from([b"", b",", b"\n", b"]", b"}", b" ", b"1"])
+            st.integers(0, 2000),
+            st.sampled_from([b"", b",", b"\n", b"]", b"}", b" ", b"1", b"true", b"[]", b"{}"]),
         ),
         max_size=3,
     ),
+    chunk=st.integers(0, 400),
 )
-def test_written_layout_reads_as_the_document_path(n: int, edits: list[tuple[int, bytes]]) -> None:
-    # The entry-by-entry reader of dump_snapshot's layout must give what parsing the whole
-    # document gives: the same state, or (after edits) the same error, or decline.
+def test_written_layout_reads_as_the_document_path(
+    n: int, edits: list[tuple[int, bytes]], chunk: int
+) -> None:
+    # The reader of dump_snapshot's layout, a chunk of lines at a time, must give what
+    # parsing the whole document gives: the same state, or (after edits) the same error, or
+    # decline. Entries of every shape the writer writes; values repeat (the pool's path).
+    shapes: list[dict[str, str | None]] = [
+        {"user": "u{}"},
+        {"user": "u{}", "client-id": "c"},
+        {"user": None, "client-id": "c{}"},
+        {"client-id": "c{}"},
+        {"ip": "10.0.0.{}"},
+    ]
     state = {
-        Entity.of({"user": f"u{i}"}): {"producer_byte_rate": 1024.0 * (i % 2 + 1)} for i in range(n)
+        Entity.of({t: v and v.format(i) for t, v in shapes[i % 5].items()}): {
+            "producer_byte_rate": 1024.0 * (i % 2 + 1)
+        }
+        for i in range(n)
     }
     data = dump_snapshot(state, meta={"cluster": "c", "cluster_id": "id-1"})
     for at, insert in edits:
         i = at % (len(data) + 1)
         data = data[:i] + insert + data[i + 1 :]
-    fast = _outcome(data)
+    chunked = snapshot_module._READ_CHUNK
+    snapshot_module._READ_CHUNK = chunk
+    try:
+        fast = _outcome(data)
+    finally:
+        snapshot_module._READ_CHUNK = chunked
     if not edits:
         # The metadata too: a saved plan made from the snapshot records its cluster id.
         assert fast == (state, {"cluster": "c", "cluster_id": "id-1", "captured_at": None})
@@ -286,3 +306,45 @@ def test_every_double_a_broker_may_hold_reads_back_bit_for_bit(tmp_path: Path, f
         struct.pack(">d", v) for v in odd
     ]
     assert b'"request_percentage":"NaN"' in path.read_bytes()
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 150, 1 << 16])
+def test_written_layout_reads_every_shape_a_chunk_at_a_time(chunk: int) -> None:
+    # Entries the pool knows take the short road, the others the full check: all are read,
+    # never declined to the document path, whatever the chunk size.
+    names = ["a", "b", None, "ünï", 'q"\\', "x,\ny"]
+    values = [{"producer_byte_rate": 1024.0}, {"request_percentage": 1.0}, {"k": -0.0}]
+    values += [{"k": float("nan")}, {"k": float("inf"), "k2": 0.0}]
+    shapes = [{"user": n} for n in names] + [{"user": n, "client-id": "c"} for n in names]
+    shapes += [{"client-id": n} for n in names] + [{"ip": "10.0.0.1"}, {"ip": None}]
+    shapes += [{"user": "a", "other": "z"}, {"client-id": "c", "ip": "10.0.0.2"}]
+    state = {Entity.of(s): values[i % len(values)] for i, s in enumerate(shapes)}
+    data = dump_snapshot(state)
+    chunked = snapshot_module._READ_CHUNK
+    snapshot_module._READ_CHUNK = chunk
+    try:
+        got = snapshot_module._parse_as_written(data)
+    finally:
+        snapshot_module._READ_CHUNK = chunked
+    assert got is not None and set(got) == set(state)
+    assert all(str(v) == str(state[e]) for e, v in got.items())  # -0.0 and NaN as written
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ('{"user":"b"},"quotas":{"request_percentage":true}', "must be a number, got true"),
+        ('{"user":"a"},"quotas":{"request_percentage":1.0}', "duplicate entity"),
+        ('{"user":1},"quotas":{"request_percentage":1.0}', "must be a string or null, got 1"),
+    ],
+)
+def test_written_layout_refuses_what_the_pool_would_match(second: str, message: str) -> None:
+    # The second entry's values equal the first's pooled ones (true == 1.0): still refused,
+    # with the line the document path names.
+    data = (
+        '{"format_version": 1, "entries": [\n'
+        '{"entity":{"user":"a"},"quotas":{"request_percentage":1.0}},\n'
+        f'{{"entity":{second}}}\n]}}\n'
+    ).encode()
+    with pytest.raises(SnapshotError, match=rf"^s\.json:3: entries\[1\]: .*{message}"):
+        parse_snapshot(data, "s.json")

@@ -25,17 +25,15 @@ import json
 import statistics
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from cli_runner import run_kquota
-from kquota.devbroker.launcher import BrokerInfo
 from kquota.usage.prometheus import prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, Sample
-from prometheus_server import RunningPrometheus
 from sample_rows import write_jsonl
+from usage_load import MeteredBroker as Live
 from usage_load import metered_broker, produce_together
 
 pytestmark = pytest.mark.integration
@@ -69,18 +67,11 @@ runs)."""
 POLL = 90.0
 
 
-@dataclass(frozen=True)
-class Live:
-    broker: BrokerInfo
-    prometheus: RunningPrometheus
-    folder: Path
-
-
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     folder = tmp_path_factory.mktemp("usage-live-proof")
-    with metered_broker(folder, USERS) as (broker, p):
-        yield Live(broker, p, folder)
+    with metered_broker(folder, USERS) as live:
+        yield live
 
 
 def rows(live: Live, start: float) -> list[Sample]:

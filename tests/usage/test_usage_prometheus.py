@@ -11,18 +11,17 @@ import math
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from conftest import KafkaConfigsTool
-from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.probe import metrics_ok
 from kquota.usage.prometheus import PrometheusError, prometheus_samples
 from kquota.usage.rows import PRODUCE_BYTE_RATE, PRODUCE_THROTTLE_TIME, REQUEST_TIME, Sample
 from polling import assert_eventually
-from prometheus_server import RunningPrometheus, running_prometheus
+from prometheus_server import running_prometheus
+from usage_load import MeteredBroker as Live
 from usage_load import metered_broker, produce, produce_together
 
 pytestmark = pytest.mark.integration
@@ -31,18 +30,11 @@ USERS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret"}
 POLL = 90.0  # seconds: scrapes every 1 s, but a loaded 2-core machine lags
 
 
-@dataclass(frozen=True)
-class Live:
-    broker: BrokerInfo
-    prometheus: RunningPrometheus
-    configs: KafkaConfigsTool
-
-
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     folder = tmp_path_factory.mktemp("usage-live")
-    with metered_broker(folder, USERS) as (broker, p):
-        yield Live(broker, p, KafkaConfigsTool(broker))
+    with metered_broker(folder, USERS) as live:
+        yield live
 
 
 def exported(live: Live) -> str:
@@ -80,11 +72,11 @@ def samples(live: Live, since: float, **kwargs: object) -> list[Sample]:
 
 
 def set_quota(live: Live, entity: list[str], config: str) -> None:
-    live.configs("--alter", *entity, "--add-config", config)
+    KafkaConfigsTool(live.broker)("--alter", *entity, "--add-config", config)
 
 
 def delete_quota(live: Live, entity: list[str], key: str) -> None:
-    live.configs("--alter", *entity, "--delete-config", key)
+    KafkaConfigsTool(live.broker)("--alter", *entity, "--delete-config", key)
 
 
 DEFAULT_CLIENT = ["--entity-type", "clients", "--entity-default"]

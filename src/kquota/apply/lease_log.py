@@ -175,23 +175,19 @@ class LeaseLog:
     def _described(self, timeout: float) -> bool:
         """_described: the lease topic exists (False: the cluster does not know it); a
         principal not allowed to describe it is refused with what the lease needs."""
-        from confluent_kafka import KafkaError, KafkaException, TopicCollection
+        from confluent_kafka import KafkaException
 
-        futures = self._admin_client().describe_topics(
-            TopicCollection([self.topic]), request_timeout=timeout
-        )
+        from kquota.kafka.topics import described
+
         try:
-            futures[self.topic].result(timeout=timeout + 1.0)
+            return described(self._admin_client(), self.topic, timeout) is not None
         except KafkaException as e:
             err = e.args[0] if e.args else e
-            if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                return False
             raise LeaseError(_refusal(f"the lease topic {self.topic}", err, self.topic)) from None
         except TimeoutError:
             raise LeaseTimeout(
                 f"no answer for the description of topic {self.topic} within {timeout:.1f} s"
             ) from None
-        return True
 
     def require_topic(self, timeout: float, missing: Callable[[str], str]) -> None:
         """require_topic: the lease topic exists, or :class:`LeaseTopicMissing` with

@@ -77,7 +77,12 @@ class _LazyGroup(click.Group):
         module = _COMMANDS.get(cmd_name)
         if module is None:
             return None
-        cmd = importlib.import_module(module).command
+        from kquota.runtime.gcpause import collector_paused
+
+        # A command's modules are tens of thousands of new objects, none of them garbage: the
+        # collector would walk them several times over while they load (5-8 ms).
+        with collector_paused():
+            cmd = importlib.import_module(module).command
         assert isinstance(cmd, click.Command)
         from kquota.cli.console import accept_root_flags
 

@@ -9,6 +9,7 @@ override).
 
 from __future__ import annotations
 
+import codecs
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from kquota.plan.guard import refuse_shown
 from kquota.plan.resolver import ResolutionChange
 from kquota.plan.types import Plan
 from kquota.planfile.writer import write_plan_file
-from kquota.render.verdict import json_plan
+from kquota.render.verdict import json_plan_bytes
 from kquota.runtime.gcpause import collector_paused
 from kquota.target import Target
 
@@ -259,9 +260,13 @@ def _echo_ramp(target: Target, plan: Plan) -> None:
         click.echo("\n".join(["", *lines, "(only with apply --ramp; without it, at once)"]))
 
 
-def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str:
+def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str | bytes:
     if fmt == "json":
-        return json_plan(plan)
+        data = json_plan_bytes(plan)
+        # On a UTF-8 standard output the bytes go to its buffer as they are (no str to
+        # encode again, no scan for colour codes: JSON escapes every control character);
+        # another encoding takes the text, escaped as every output is (cli.main).
+        return data if _utf8_stdout() else data.decode()
     if fmt == "markdown":
         from kquota.render.markdown import render_plan as render_markdown
 
@@ -270,6 +275,11 @@ def _render(plan: Plan, fmt: str, changes: Sequence[ResolutionChange]) -> str:
 
     text = render_text(plan, changes)
     return colorize(text) if _use_color() else text
+
+
+def _utf8_stdout() -> bool:
+    encoding = getattr(sys.stdout, "encoding", None)
+    return encoding is not None and codecs.lookup(encoding).name == "utf-8"
 
 
 def _is_saved_plan_file(path: Path) -> bool:

@@ -25,6 +25,7 @@ from kquota.desired.format import (
     LITERAL_FIELDS,
     TOP_FIELDS,
 )
+from kquota.desired.general import Profile, Quads
 from kquota.desired.nodes import (
     MERGE_TAG,
     STR_TAG,
@@ -422,6 +423,22 @@ class DocumentReader:
             self._parsed.entries.append(taken)
             return True
         return self._flow_fields(groups, col, line)
+
+    def general_entry(
+        self,
+        match: Quads | None,
+        set_: Quads | None,
+        profile: Profile | None,
+        line: int,
+        col: int,
+    ) -> bool:
+        """general_entry takes an entry the general reader hands over as tokens when it is
+        plainly valid (see :meth:`PlainEntries.general`); False: read it as nodes."""
+        taken = self._plain.general(match, set_, profile, line, col)
+        if taken is None:
+            return False
+        self._parsed.entries.append(taken)
+        return True
 
     def _flow_fields(self, groups: tuple[str | None, ...], col: int, line: int) -> bool:
         fields: dict[str | None, list[_Pair]] = {}

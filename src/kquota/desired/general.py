@@ -17,12 +17,23 @@ own resolver, :func:`kquota.desired.nodes.resolve_tag`), same 1-based positions 
 mapping where its first key is, a block sequence at its first ``-``, a flow collection at
 its bracket, a scalar where its text starts). The property tests generate documents in
 every style and check this against the composer.
+
+Streaming a file's ``quotas``, it reads most entries without nodes (issue 34): an entry
+whose fields are written the ways people write them (flow or block, names plain, quoted or
+in the object form, comments and blank lines between its lines) is matched a field at a
+time by patterns built from this reader's own, and its tokens handed to ``take``, which
+takes it when it is plainly valid (:meth:`kquota.desired.plain.PlainEntries.general`). Any
+other entry, and any entry ``take`` declines, is read line by line into nodes as before, so
+that every problem is worded from its nodes; the tests check that both ways give the same
+entries, positions, problems and warnings.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kquota.desired.fastpath import _QUOTED, _TOKENS, _token, plain_lines
@@ -33,9 +44,14 @@ _QUOTAS = "quotas"
 # no indicator. In block context a ':' inside is fine when a character of these follows it.
 _FIRST = r"[A-Za-z0-9_<./+~]"
 _CHAR = r"[A-Za-z0-9_<>./+~=@-]"
-_BLOCK_CHAR = rf"(?:{_CHAR}|:+(?={_CHAR}))"
-_BLOCK_PLAIN = rf"{_FIRST}{_BLOCK_CHAR}*(?: +{_BLOCK_CHAR}+)*"
-_FLOW_PLAIN = rf"{_FIRST}{_CHAR}*(?: +{_CHAR}+)*"
+# A block scalar is words of these characters and ':' runs each followed by one of them;
+# a flow scalar has no ':'. Possessive (``*+``): the character after a scalar's longest
+# match is never one a shorter match could go on with (a ':', ',', '}', ' ' or the end of
+# the line), so backtracking into a scalar never finds a match, and only costs (most of the
+# token patterns' time, which save their groups at each step of such a loop).
+_BLOCK_WORD = rf"{_CHAR}*+(?::+{_CHAR}++)*+"
+_BLOCK_PLAIN = rf"{_FIRST}{_BLOCK_WORD}(?: +(?::+)?{_CHAR}++(?::+{_CHAR}++)*+)*+"
+_FLOW_PLAIN = rf"{_FIRST}{_CHAR}*+(?: +{_CHAR}++)*+"
 # libyaml refuses a simple key longer than 1,024 characters; leave such keys to it.
 _KEY_MAX = 1000
 # Deeper nesting (block and flow together) is left to the composer, whose bound it is
@@ -62,6 +78,110 @@ _V = rf"(?:{_S}|{_FLAT})"
 _NESTED_MAP = re.compile(rf"\{{ *(?:{_S}: +{_V}(?: *, *{_S}: +{_V})*)? *\}}")
 _NESTED_PAIR = re.compile(rf"({_S}): +(?:({_S})|({_FLAT}))")
 
+# Plain entries as tokens. An entry of the streamed ``quotas`` list whose fields (``match``,
+# ``set``, ``profile``) are written the ways people write them is read one match a field
+# (one for a whole entry on one line) and handed to ``take`` as its tokens, without nodes:
+# a mapping (flow or block) as four groups a pair (see ``Quads``), four pairs at most (more
+# never make a plainly valid entry). Each pattern takes only what the line reader below
+# takes, split the same way (its own sub-patterns); what a pattern does not take, or
+# ``take`` declines, the line reader reads as nodes.
+_SKIP = r"(?:[ ]*+(?:#[^\n]*+|)\n)*+"  # blank and comment lines, as the line reader skips them
+_END = r"(?: +#[^\n]*| *)(?:\n|\Z)"
+_BLOCK_S = rf"(?:{_QUOTED}|{_BLOCK_PLAIN})"
+_FIELD_KEY = r"(match|set|profile)"
+_PAIRS = 4
+_GROUP_NAMES = (f"o{i}" for i in itertools.count())
+
+
+def _nest(first: str, rest: list[str], sep: str) -> str:
+    """_nest is ``first`` followed by up to all of ``rest`` in turn, each after ``sep``."""
+    body = ""
+    for part in reversed(rest):
+        body = f"(?:{sep}{part}{body}|)"  # not ``(...)?``: see _flow_map
+    return first + body
+
+
+def _flow_map() -> str:
+    """_flow_map is a flow mapping of 1 to 4 pairs of scalars or names in the object form."""
+    pairs = []
+    for _ in range(_PAIRS):
+        o = next(_GROUP_NAMES)
+        # ``(X|)``, not ``X?``: sre saves every group set so far at each branch inside a
+        # repeat (``?`` is one), several times the match's own work with this many groups.
+        pairs.append(rf"({_S}): +(?:(?P<{o}>(\{{) *name: +)|)({_S})(?({o}) *\}})")
+    return rf"\{{ *{_nest(pairs[0], pairs[1:], ' *, *')} *\}}"
+
+
+def _block_map() -> str:
+    """_block_map is ``key:`` ending its line, then a block mapping of 1 to 4 pairs on the
+    lines below it at one indentation (group ``sub``), each value a scalar or a name in the
+    object form, in flow or on a line deeper still."""
+    lines = []
+    for _ in range(_PAIRS):
+        o, f = next(_GROUP_NAMES), next(_GROUP_NAMES)
+        opener = rf"(?P<{o}>(?: +#[^\n]*| *)\n{_SKIP}(?P=sub) +name:| +(?P<{f}>\{{) *name:)"
+        value = rf"((?({f}){_S}|{_BLOCK_S}))(?({f}) *\}})"
+        lines.append(rf"({_BLOCK_S}):(?:{opener}|) +{value}{_END}")
+    return rf"(?: +#[^\n]*| *)\n{_SKIP}(?P<sub> +){_nest(lines[0], lines[1:], _SKIP + '(?P=sub)')}"
+
+
+def _field() -> str:
+    """_field is one field of an entry written in block style: its key, then a flow mapping,
+    a scalar or a block mapping (see the offsets below)."""
+    return rf"{_FIELD_KEY}:(?: +{_flow_map()}{_END}| +({_BLOCK_S}){_END}|{_block_map()})"
+
+
+def _slot() -> str:
+    """_slot is one field of an entry on one line: its key, then a flow mapping or a scalar."""
+    return rf"{_FIELD_KEY}: +(?:{_flow_map()}|({_S}))"
+
+
+# Offsets of a field's groups (see _field): its key (0), a flow mapping's quads, a scalar,
+# a block mapping's indentation and quads; a slot's (see _slot) are a field's first three.
+_MAP_GROUPS = 4 * _PAIRS
+_FLOW, _SCALAR = 1, 1 + _MAP_GROUPS
+_SUB, _BLOCK = _SCALAR + 1, _SCALAR + 2
+_FIELD_GROUPS, _SLOT_GROUPS = _BLOCK + _MAP_GROUPS, _SCALAR + 1
+_SLOTS = tuple(1 + i * _SLOT_GROUPS for i in range(3))
+
+
+@dataclass(frozen=True, slots=True)
+class _Patterns:
+    """_Patterns are the entry patterns: an entry's first line, its dash, then a field
+    (``entry``) or a whole entry on one line, 2 or 3 slots (``one_line``); an entry's next
+    field at its first field's indentation (``next_field``); each then the blank and comment
+    lines after it and the next line's indentation (the last group). Two patterns for a
+    first line, not one: the groups of the one not used would be cleared and copied out at
+    each match."""
+
+    entry: re.Pattern[str]
+    one_line: re.Pattern[str]
+    next_field: re.Pattern[str]
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    """_patterns compiles the entry patterns on first use: about 30 ms, which a command
+    reading only files the scanner takes need not spend."""
+    return _Patterns(
+        re.compile(rf"(- +){_field()}{_SKIP}( *)"),
+        re.compile(
+            rf"(- +)\{{ *{_nest(_slot(), [_slot(), _slot()], ' *, *')} *\}}{_END}{_SKIP}( *)"
+        ),
+        re.compile(rf"{_field()}{_SKIP}( *)"),
+    )
+
+
+Quads = tuple[str | None, ...]
+"""A mapping's pairs as written, four groups a pair: key, opener (not None for a name in
+the object form, ``{name: x}`` in flow or ``name: x`` on a line below), ``{`` (not None for
+the object form in flow), value (for the object form, the name); None past the last pair."""
+Profile = tuple[str, int, int]
+"""A ``profile`` field's value as written, its line and column."""
+EntryTaker = Callable[[Quads | None, Quads | None, Profile | None, int, int], bool]
+"""Takes an entry from its ``match``, ``set`` and ``profile`` (None: not written), its line
+and column, without nodes; False hands it back to be read as nodes."""
+
 
 class _Decline(Exception):
     """_Decline: the file is not one this reader takes; the composer reads it."""
@@ -80,36 +200,29 @@ class _Frame:
     streamed: bool = False
 
 
-def read_general(text: str, on_entry: Callable[[MapNode], None] | None = None) -> Node | None:
-    """read_general reads ``text`` or returns None to leave it to the composer.
+def read_general(
+    text: str,
+    on_entry: Callable[[MapNode], None] | None = None,
+    take: EntryTaker | None = None,
+    *,
+    plain: bool = False,
+) -> Node | None:
+    """read_general reads ``text`` or returns None to leave it to the composer; ``plain``:
+    ``text`` is what ``fastpath.plain_lines`` gave (not checked again: a pass over the file).
 
     With ``on_entry``, each item of the top-level ``quotas`` list that is a mapping is handed
     to it once complete instead of being kept (as :func:`kquota.desired.scan.scan_canonical`
-    does, with the same caveat: when this returns None, drop whatever ``on_entry`` made).
+    does, with the same caveat: when this returns None, drop whatever ``on_entry`` made);
+    with ``take`` too, each such item written the ways people write it (see ``_Patterns``) is
+    offered to ``take`` as its tokens first (same caveat).
     """
-    plain = plain_lines(text)
-    if plain is None:
+    lines = text if plain else plain_lines(text)
+    if lines is None:
         return None
     try:
-        return _Reader(on_entry).read(plain)
+        return _Reader(on_entry, take if on_entry is not None else None).read(lines)
     except _Decline:
         return None
-
-
-_CHUNK = 1 << 20
-
-
-def _lines(text: str) -> Iterator[str]:
-    """_lines is ``text.split("\\n")``, split a megabyte at a time: a million entries in block
-    style are seven million lines, whose strings at once would be several times the file."""
-    start, size = 0, len(text)
-    while start + _CHUNK < size:
-        end = text.find("\n", start + _CHUNK)
-        if end < 0:
-            break
-        yield from text[start:end].split("\n")
-        start = end + 1
-    yield from text[start:].split("\n")
 
 
 def _scalar(text: str, line: int, col: int) -> Scalar:
@@ -118,16 +231,26 @@ def _scalar(text: str, line: int, col: int) -> Scalar:
 
 
 class _Reader:
-    def __init__(self, on_entry: Callable[[MapNode], None] | None) -> None:
+    def __init__(self, on_entry: Callable[[MapNode], None] | None, take: EntryTaker | None) -> None:
         self.on_entry = on_entry
+        self.take = take
         self.stack: list[_Frame] = []
         self.root: MapNode | None = None
+        self.declined = -1  # the offset of the last line whose entry ``take`` did not take
 
     def read(self, text: str) -> Node | None:
         started = False
         head = _HEAD.match
         lineno = 0
-        for line in _lines(text):
+        # Line by line without splitting the whole text at once: a million entries in block
+        # style are seven million lines, whose strings at once would be several times the
+        # file; and plain entries are read past (``tokens``) from where their line starts.
+        pos, size = 0, len(text)
+        while pos <= size:
+            end = text.find("\n", pos)
+            if end < 0:
+                end = size
+            start, line, pos = pos, text[pos:end], end + 1
             lineno += 1
             stripped = line.lstrip(" ")
             if not stripped or stripped[0] == "#":
@@ -144,7 +267,10 @@ class _Reader:
             col = len(line) - len(stripped)
             rest = m.end()
             if dash is not None:
-                self.item(line, lineno, col, col + len(dash), key, rest)
+                resumed = self.item(text, start, line, lineno, col, col + len(dash), key, rest)
+                if resumed is not None:
+                    pos, lineno = resumed
+                    lineno -= 1
             elif key is not None:
                 frame = self.frame_for_key(lineno, col)
                 self.pair(frame, line, lineno, col, key, rest)
@@ -212,9 +338,19 @@ class _Reader:
         frame.pending = None
 
     def item(
-        self, line: str, lineno: int, col: int, inner: int, key: str | None, rest: int
-    ) -> None:
-        """item reads a ``- ...`` line: the dash at ``col``, its content at ``inner``."""
+        self,
+        text: str,
+        start: int,
+        line: str,
+        lineno: int,
+        col: int,
+        inner: int,
+        key: str | None,
+        rest: int,
+    ) -> tuple[int, int] | None:
+        """item reads a ``- ...`` line: the dash at ``col``, its content at ``inner``, the
+        line at ``start`` in ``text``; when plain entries from it on were taken as tokens,
+        where to read on (see ``tokens``)."""
         stack = self.stack
         if not stack:
             raise _Decline  # a list at the top: the walker's message comes from the composer
@@ -245,17 +381,46 @@ class _Reader:
             raise _Decline
         if frame.streamed and seq.items:
             self.stream(seq)
+        if frame.streamed and self.take is not None and start != self.declined:
+            resumed = self.tokens(text, start, col, lineno)
+            if resumed is not None:
+                return resumed
         if key is not None:
             item = MapNode([], lineno, inner + 1)
             seq.items.append(item)
             item_frame = _Frame(inner, item)
             self.push(item_frame)
             self.pair(item_frame, line, lineno, inner, key, rest)
-            return
+            return None
         value = self.value(line, lineno, inner)
         if frame.streamed and not isinstance(value, MapNode):
             raise _Decline  # streamed entries are mappings; the walker words the rest
         seq.items.append(value)
+        return None
+
+    def tokens(self, text: str, start: int, col: int, lineno: int) -> tuple[int, int] | None:
+        """tokens offers ``take`` the entries from the one on the line at ``start`` (line
+        ``lineno``, its dash at ``col``) as tokens, while they are plain and taken; where the
+        line reader goes on (the offset of the first line not read and its number), or None
+        when the first one is not taken."""
+        take = self.take
+        assert take is not None
+        patterns = _patterns()
+        entry, one_line = patterns.entry.match, patterns.one_line.match
+        pos, line = start, lineno
+        while True:
+            m = entry(text, pos + col) or one_line(text, pos + col)
+            got = None if m is None else _entry_tokens(text, m, pos, col, line, patterns)
+            if got is None or not take(got[0], got[1], got[2], line, got[5]):
+                self.declined = pos
+                break
+            end, indent = got[3], got[4]
+            after = end - indent  # where the next line starts
+            line += text.count("\n", pos, after)
+            pos = after
+            if indent != col or text[end : end + 1] != "-":
+                break  # the list goes on no further, or not as plain entries
+        return None if pos == start else (pos, line)
 
     def pair(self, frame: _Frame, line: str, lineno: int, col: int, key: str, rest: int) -> None:
         """pair reads ``key: value`` (or ``key:`` with its value below) into ``frame``."""
@@ -341,6 +506,77 @@ def _nested_map(line: str, lineno: int, start: int, end: int) -> MapNode:
             inner = MapNode(_flat_pairs(line, lineno, at + 1, m.end(3)), lineno, at + 1)
             pairs.append((key, inner))
     return MapNode(pairs, lineno, start + 1)
+
+
+def _entry_tokens(
+    text: str, m: re.Match[str], start: int, col: int, line: int, patterns: _Patterns
+) -> tuple[Quads | None, Quads | None, Profile | None, int, int, int] | None:
+    """_entry_tokens reads the entry ``patterns.entry`` or ``.one_line`` matched (its line at
+    ``start``, its dash at ``col``, line ``line``) and its fields below it: its ``match``,
+    ``set`` and ``profile``, then where its last field's match ends (at the first line after
+    the entry that is not blank or a comment, past its indentation), that indentation, and
+    the entry's column; None when the entry is not one to read as tokens (a field twice,
+    ``match`` or ``set`` a scalar, ``profile`` a mapping, an indentation YAML reads
+    otherwise)."""
+    g = m.groups()
+    inner = col + len(g[0])
+    match = set_ = None
+    profile: Profile | None = None
+    if m.re is patterns.one_line:
+        for b in _SLOTS:
+            key = g[b]
+            if key is None:
+                break
+            if g[b + 1] is None:
+                if key != "profile" or profile is not None:
+                    return None
+                s = b + _SCALAR
+                raw = g[s]
+                assert raw is not None
+                profile = (raw, line, m.start(s + 1) - start + 1)
+            elif key == "match" and match is None:
+                match = g[b + 1 : b + _SCALAR]
+            elif key == "set" and set_ is None:
+                set_ = g[b + 1 : b + _SCALAR]
+            else:
+                return None
+        indent = len(g[-1])
+        return None if indent > col else (match, set_, profile, m.end(), indent, inner + 1)
+    b, line_start = 1, start
+    while True:
+        key = g[b]
+        value: Quads | None = None
+        if g[b + _FLOW] is not None:
+            value = g[b + _FLOW : b + _SCALAR]
+        elif g[b + _SUB] is not None:
+            sub = g[b + _SUB]
+            assert sub is not None
+            if len(sub) <= inner:
+                return None  # not nested under its key: YAML reads it otherwise
+            value = g[b + _BLOCK : b + _FIELD_GROUPS]
+        if key == "match" and match is None and value is not None:
+            match = value
+        elif key == "set" and set_ is None and value is not None:
+            set_ = value
+        elif key == "profile" and profile is None and value is None:
+            s = b + _SCALAR
+            raw = g[s]
+            assert raw is not None
+            at = m.start(s + 1)
+            profile = (raw, line + text.count("\n", start, at), at - line_start + 1)
+        else:
+            return None
+        indent = len(g[-1])
+        if indent != inner:
+            break
+        line_start = m.end() - indent
+        found = patterns.next_field.match(text, m.end())
+        if found is None:
+            return None
+        m, g, b = found, found.groups(), 0
+    if indent > col:
+        return None  # a line deeper than the list's dash that is no field of the entry
+    return match, set_, profile, m.end(), indent, inner + 1
 
 
 class _Flow:

@@ -53,8 +53,12 @@ def merge(files: list[ParsedFile], problems: Problems) -> tuple[QuotaState, Sour
             if entry.written is not None:
                 written[entry.at] = entry.written
             entity = entry.entity
-            first = layer_at.get(entity)
-            if first is not None:
+            # Two lookups an entity, not three (each hashes it in Python): a new entity grows
+            # the values, a duplicate leaves them as the first declaration set them.
+            size = len(layer_values)
+            layer_values.setdefault(entity, values)
+            if len(layer_values) == size:
+                first = layer_at[entity]
                 what = "overlay " if layer is overlay else ""
                 problems.add(
                     entry.at,
@@ -64,7 +68,6 @@ def merge(files: list[ParsedFile], problems: Problems) -> tuple[QuotaState, Sour
                     "(an overlay replaces the base entry)",
                 )
                 continue
-            layer_values[entity] = values
             layer_at[entity] = entry.at
             if entry.non_ascii:
                 non_ascii.append(entity)

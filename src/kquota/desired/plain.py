@@ -10,6 +10,9 @@ values the walker takes. :class:`PlainEntries` reads such an entry into its
 then the walker), whose answer stands. So this may decline what the long way takes, but
 must never take what it declines, nor take an entry differently: the tests compare the two.
 
+The general reader (:mod:`kquota.desired.general`) hands its plain entries over the same
+way, as :data:`~kquota.desired.general.Quads` (:meth:`PlainEntries.general`).
+
 What a file repeats is read once: a ``set`` is looked up by its tokens as written (a file
 of 100k entries writes a few dozen distinct ones), so an entry costs its names and a few
 dictionary lookups.
@@ -21,6 +24,7 @@ import re
 
 from kquota.desired.fastpath import _TOKENS, _token
 from kquota.desired.format import DEFAULT_NAME
+from kquota.desired.general import Profile, Quads
 from kquota.desired.nodes import STR_TAG, resolve_tag
 from kquota.desired.parsed import ParsedEntry
 from kquota.desired.problems import SourceLocation
@@ -107,6 +111,14 @@ def _ip(raw: str) -> str | None:
     return name
 
 
+def entity_of_quads(match: Quads) -> tuple[Entity, frozenset[str]] | None:
+    """entity_of_quads is :func:`entity_of` for the general reader's ``match`` (see
+    :data:`kquota.desired.general.Quads`): a name in the object form is plainly the same
+    name as the token alone (a literal name, never the default entity: ``_name`` declines
+    ``<default>``, and any field beside ``name`` is not read as quads)."""
+    return entity_of((match[0], match[3], match[4], match[7], match[8]))
+
+
 def entity_of(match: _Written) -> tuple[Entity, frozenset[str]] | None:
     """entity_of is the entity a ``match`` plainly names and the keys it may have, or None."""
     first = match[0]
@@ -142,12 +154,46 @@ class PlainEntries:
     ``pool`` shares equal value dicts, as the walker's own pool does (it is the walker's).
     """
 
-    __slots__ = ("_file", "_pool", "_sets")
+    __slots__ = ("_file", "_pool", "_sets", "_quad_sets")
 
     def __init__(self, file: str, pool: ValuesPool) -> None:
         self._file = file
         self._pool = pool
         self._sets: dict[Tokens, tuple[dict[str, float] | None, frozenset[str]]] = {}
+        self._quad_sets: dict[Quads, tuple[dict[str, float] | None, frozenset[str]]] = {}
+
+    def general(
+        self,
+        match: Quads | None,
+        set_: Quads | None,
+        profile: Profile | None,
+        line: int,
+        col: int,
+    ) -> ParsedEntry | None:
+        """general reads an entry the general reader hands over as tokens (see
+        :data:`kquota.desired.general.EntryTaker`)."""
+        if match is None:
+            return None
+        found = entity_of_quads(match)
+        if found is None:
+            return None
+        if set_ is None:
+            if profile is None:
+                return None
+            values: dict[str, float] = {}  # its own values: none (the walker's too)
+        else:
+            got, keys = self._quad_sets.get(set_) or self._read_quads(set_)
+            if got is None or not keys <= found[1]:
+                return None
+            values = got
+        entry = ParsedEntry(found[0], values, SourceLocation(self._file, line, col))
+        if profile is not None:
+            raw, at_line, at_col = profile
+            tag, name = _TOKENS.get(raw) or _token(raw)
+            if tag != STR_TAG or not name:
+                return None
+            entry.profile, entry.profile_at = name, SourceLocation(self._file, at_line, at_col)
+        return entry
 
     def flow(self, groups: tuple[str | None, ...], col: int, line: int) -> ParsedEntry | None:
         """flow reads ``- {match: {...}, set: {...}}`` from the scanner's groups (see
@@ -229,21 +275,35 @@ class PlainEntries:
 
     def _read_set(self, set_: Tokens) -> tuple[dict[str, float] | None, frozenset[str]]:
         """_read_set reads a ``set`` written as ``set_``, once a spelling (see ``_sets``)."""
-        values = _set_values(set_)
-        got = _NOT_PLAIN if not values else (pooled(values, self._pool), frozenset(values))
+        got = self._judged(_set_values(set_))
         if len(self._sets) < _SETS_LIMIT:
             self._sets[set_] = got
         return got
 
+    def _read_quads(self, set_: Quads) -> tuple[dict[str, float] | None, frozenset[str]]:
+        """_read_quads is :meth:`_read_set` for the general reader's quads."""
+        got = self._judged(_set_values(set_, 4))
+        if len(self._quad_sets) < _SETS_LIMIT:
+            self._quad_sets[set_] = got
+        return got
 
-def _set_values(set_: Tokens) -> dict[str, float] | None:
+    def _judged(
+        self, values: dict[str, float] | None
+    ) -> tuple[dict[str, float] | None, frozenset[str]]:
+        return _NOT_PLAIN if not values else (pooled(values, self._pool), frozenset(values))
+
+
+def _set_values(set_: Tokens, step: int = 2) -> dict[str, float] | None:
     """_set_values is what ``set_`` sets when each key is a known quota key written once and
-    each value one the walker takes, else None."""
+    each value one the walker takes, else None. ``step`` 4: quads (a value in the object
+    form is a mapping, never plainly a value)."""
     values: dict[str, float] = {}
-    for i in range(0, len(set_), 2):
-        raw_key, raw = set_[i], set_[i + 1]
+    for i in range(0, len(set_), step):
+        raw_key, raw = set_[i], set_[i + step - 1]
         if raw_key is None:
             break  # past a flow mapping's last pair
+        if step == 4 and set_[i + 1] is not None:
+            return None
         key = _string(raw_key)
         if raw is None or key is None or key not in QUOTA_KEYS or key in values:
             return None

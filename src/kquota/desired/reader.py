@@ -24,9 +24,10 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
     """read_file reads and validates one file; None when it is not YAML (problems say why).
 
     The canonical shape is scanned in one pass, other block and one-line flow styles read by
-    the general reader, both with their entries validated as they are read, so their nodes
-    never all exist at once; any other file is read whole by :func:`read_nodes`. Either way
-    the entries, problems and positions are the same.
+    the general reader, both with their entries validated as they are read (plainly valid
+    ones from their tokens, without nodes), so their nodes never all exist at once; any
+    other file is read whole by :func:`read_nodes`. Either way the entries, problems and
+    positions are the same.
     """
     try:
         text: str | None = plain_lines(data.decode("utf-8"))
@@ -39,7 +40,7 @@ def read_file(file: str, data: bytes, problems: Problems) -> ParsedFile | None:
         if root is None:
             found = Problems()
             document = DocumentReader(file, found)
-            root = read_general(text, document.entry)
+            root = read_general(text, document.entry, document.general_entry, plain=True)
         if root is not None:
             parsed = document.finish(root)
             problems.items.extend(found.items)

@@ -33,12 +33,17 @@ _FLOW = rf"\{{{_S}: {_V}(?:, {_S}: {_V})?(?:, {_S}: {_V})?(?:, {_S}: {_V})?\}}"
 _END = r"(?: +#[^\n]*| *)\n"
 # Groups: 1 indent, 2 "- ", 3 key, 4-11 flow pairs, 12 scalar value. A whole entry on one
 # line, ``- {match: {...}, set: {...}}``: 13 indent, 14 and 23 keys, 15-22 and 24-31 their
-# flow pairs. Blank and comment lines match with no group set.
+# flow pairs. Blank and comment lines match with no group set. Any other line matches the
+# last alternative (group 32, ``_OTHER``), which ends the scan: without it finditer would
+# look for a match further on, from every position (a line of 20,000 spaces then a stray
+# character took 30 s; a file whose every line is another shape, a pass over all of it).
 _LINE = re.compile(
     rf"( *)(- )?({_PLAIN}):(?: (?:{_FLOW}|{_V}))?{_END}"
     rf"|( *)- \{{({_PLAIN}): {_FLOW}, ({_PLAIN}): {_FLOW}\}}{_END}"
     r"| *(?:#[^\n]*)?\n"
+    r"|()[^\n]*\n"
 )
+_OTHER = 31
 ENTRY_KEYS = ((13, 14), (22, 23))  # each key's group and its first flow group (0-based)
 
 
@@ -103,11 +108,11 @@ def scan_canonical(
     pos = 0
     lineno = 0
     for m in _LINE.finditer(text):
-        if m.start() != pos:
+        groups = m.groups()
+        if m.start() != pos or groups[_OTHER] is not None:
             return None
         pos = m.end()
         lineno += 1
-        groups = m.groups()
         ind, dash, key, scalar = groups[0], groups[1], groups[2], groups[11]
         flow_entry = groups[12] is not None  # a whole entry on one line
         if flow_entry:

@@ -65,7 +65,6 @@ from kquota.kafka.conn import (
 from kquota.kafka.discovery import BrokerSet, live_brokers
 from kquota.kafka.errors import (
     CLUSTER_AUTHORIZATION_FAILED,
-    UNKNOWN_SERVER_ERROR,
     BrokerConnectionError,
     DroppedAfterRequest,
     KafkaError,
@@ -84,6 +83,7 @@ from kquota.kafka.protocol import (
 from kquota.kafka.quotawire import (
     ALL_ACCEPTED,
     AllAccepted,
+    AlterEntryResult,
     AlterExchange,
     DescribeAnswer,
     Parts,
@@ -200,7 +200,6 @@ class AlterResult:
             )
 
 
-_NO_RESULT = (UNKNOWN_SERVER_ERROR, "the broker returned no result for it")
 _ACCEPTED: tuple[int, str | None] = (0, None)
 _NONE = error_code(0).name
 
@@ -359,6 +358,9 @@ class AsyncWireAdmin:
     def brokers(self) -> tuple[str, ...]:
         """brokers: the live brokers last learned from Metadata (empty before connecting)."""
         return self._brokers.learned
+
+    def _shown(self) -> str:
+        return "the broker" if self._conn is None else self._conn.shown
 
     @property
     def connected_to(self) -> str | None:
@@ -599,11 +601,11 @@ class AsyncWireAdmin:
             answered: dict[Parts, tuple[int, str | None]] = (
                 {a.entity.parts: _ACCEPTED for a in todo}
                 if isinstance(answer, AllAccepted)
-                else {e.parts: (e.error_code, e.error_message or None) for e in answer}
+                else _answered(todo, answer, self._shown())
             )
             retry: list[AlterationLike] = []
             for a in todo:
-                code, message = answered.get(a.entity.parts, _NO_RESULT)
+                code, message = answered[a.entity.parts]
                 if code == 0:
                     results[a.entity.parts] = AlterResult(a.entity, 0, _NONE, None)
                     continue
@@ -630,6 +632,37 @@ class AsyncWireAdmin:
         if self._conn is not None:
             await self._conn.close()
             self._conn = None
+
+
+def _answered(
+    sent: Sequence[AlterationLike], answer: Sequence[AlterEntryResult], broker: str
+) -> dict[Parts, tuple[int, str | None]]:
+    """_answered is the broker's answer (error code, message) for each entity ``sent``.
+
+    A broker answers each entity of the request once. An answer that does not (an entity
+    left out, one the request did not name, one answered twice: an error behind an
+    acceptance, or the reverse) is not an answer to this request and is believed for none
+    of its entities: a BrokerConnectionError, as bytes that are not Kafka's are, which an
+    applier settles by reading what the cluster holds (a commit's outcome is unknown).
+    """
+    answered = {e.parts: (e.error_code, e.error_message or None) for e in answer}
+    if len(answer) == len(answered) == len(sent) and all(a.entity.parts in answered for a in sent):
+        return answered
+    expected = {a.entity.parts for a in sent}
+    seen: set[Parts] = set()
+    why = f"answered {len(answer)} entities for the {len(sent)} sent"
+    for e in answer:
+        if e.parts not in expected:
+            why = f"answered {display_entity(e.entity)}, which the request did not send"
+            break
+        if e.parts in seen:
+            why = f"answered {display_entity(e.entity)} twice"
+            break
+        seen.add(e.parts)
+    raise BrokerConnectionError(
+        f"malformed response from {broker}: AlterClientQuotas {why}; none of the request's "
+        "entities is taken as answered"
+    )
 
 
 def match_filter(parts: Iterable[tuple[str, str | None]]) -> list[FilterComponent]:

@@ -55,17 +55,22 @@ def principal_name(
     return None
 
 
-def denial(api_key: int, config: ClientConfig) -> str:
-    """denial says which principal lacks which operation on which resource for ``api_key``."""
-    api, operation, acl_operation = _NEEDS[api_key]
+def shown_principal(config: ClientConfig) -> str:
+    """shown_principal is the principal of ``config`` as a message names it: ``User:NAME``,
+    ``User:<VAR>`` for a user name read from ``${VAR}``, else "the connection's principal"."""
     principal = principal_of(config)
     if principal is not None and config.provenance.hides("sasl.username"):
         # The user name came from a ${VAR}: say which, never what it holds.
-        who = f"User:<{config.provenance.name('sasl.username')}>"
-    else:
-        who = safe_text(principal) if principal else "the connection's principal"
+        return f"User:<{config.provenance.name('sasl.username')}>"
+    return safe_text(principal) if principal else "the connection's principal"
+
+
+def denial(api_key: int, config: ClientConfig) -> str:
+    """denial says which principal lacks which operation on which resource for ``api_key``."""
+    api, operation, acl_operation = _NEEDS[api_key]
+    who = shown_principal(config)
     text = f"{who} is not allowed {operation} on the CLUSTER resource, which {api} needs"
-    if principal is not None:
+    if principal_of(config) is not None:
         text += (
             f"; grant it with: kafka-acls --add --allow-principal {who} "
             f"--operation {acl_operation} --cluster"

@@ -1,10 +1,10 @@
 """The topics kquota keeps on a cluster, created on request and never altered.
 
-librdkafka's AdminClient (confluent-kafka), as the audit producer and the lease use it: one
-Metadata request for what exists (partitions, replicas) and the brokers, DescribeConfigs for
-an existing topic's settings, CreateTopics (KIP-4) for a missing one. Nothing here alters a
-topic that exists: its settings are read and reported, so an operator who made the topic by
-hand, or with other settings on purpose, keeps them.
+librdkafka's AdminClient (confluent-kafka), as the audit producer and the lease use it:
+Metadata requests for the brokers and, by name, for each topic (partitions, replicas),
+DescribeConfigs for an existing topic's settings, CreateTopics (KIP-4) for a missing one.
+Nothing here alters a topic that exists: its settings are read and reported, so an operator
+who made the topic by hand, or with other settings on purpose, keeps them.
 """
 
 from __future__ import annotations
@@ -62,6 +62,36 @@ def replication_for(brokers: int) -> tuple[int, int]:
     return replicas, max(1, replicas - 1)
 
 
+def described(
+    admin: Any, name: str, timeout: float, *, operations: bool = False, margin: float = 1.0
+) -> Any | None:
+    """described is topic ``name`` as the cluster describes it (librdkafka's
+    ``TopicDescription``; with ``operations``, the operations this principal may perform on
+    it), or None when the cluster does not know it (UNKNOWN_TOPIC_OR_PART).
+
+    The topic is asked for by name: a listing (Metadata for every topic) leaves out the
+    topics this principal may not Describe, so it cannot tell a topic it may not see from a
+    missing one; asked by name, the broker answers TOPIC_AUTHORIZATION_FAILED for the first.
+    Every refusal but a missing topic is the client's KafkaException, raised for the caller
+    to word (what it needs the topic for); no answer within ``timeout`` (and ``margin``, for
+    the client's own timeout to be the one seen first) is TimeoutError.
+    """
+    from confluent_kafka import KafkaError, KafkaException, TopicCollection
+
+    try:
+        futures = admin.describe_topics(
+            TopicCollection([name]),
+            include_authorized_operations=operations,
+            request_timeout=timeout,
+        )
+        return futures[name].result(timeout=timeout + margin)
+    except KafkaException as e:
+        err = e.args[0] if e.args else None
+        if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return None
+        raise
+
+
 class TopicAdmin:
     """TopicAdmin looks at and creates topics on one cluster (kquota's client properties)."""
 
@@ -94,9 +124,16 @@ class TopicAdmin:
     def _why(self) -> str:
         return f" (last client error: {self._client_error})" if self._client_error else ""
 
-    def look(self, names: Sequence[str], timeout: float) -> tuple[int, dict[str, TopicFacts]]:
-        """look: how many brokers the cluster has, and those of ``names`` that exist."""
-        from confluent_kafka import KafkaException
+    def look(
+        self, names: Sequence[str], timeout: float
+    ) -> tuple[int, dict[str, TopicFacts], tuple[str, ...]]:
+        """look: how many brokers the cluster has, those of ``names`` that exist, and those
+        this principal may not describe (whether they exist, the cluster does not say).
+
+        Each topic is asked for by name (:func:`described`): a listing leaves out the topics
+        this principal may not Describe, which would then look missing and be created.
+        """
+        from confluent_kafka import KafkaError, KafkaException
         from confluent_kafka.admin import (  # type: ignore[attr-defined]
             ConfigResource,
             ResourceType,
@@ -110,12 +147,30 @@ class TopicAdmin:
                 f"cannot read the cluster's metadata: {self._message(e)}{self._why()}"
             ) from None
         found: dict[str, TopicFacts] = {}
+        hidden: list[str] = []
         resources = []
         for name in names:
-            topic = metadata.topics.get(name)
-            if topic is None or topic.error is not None:
+            try:
+                topic = described(self._admin, name, max(0.1, end - time.monotonic()))
+            except KafkaException as e:
+                err = e.args[0] if e.args else None
+                if (
+                    isinstance(err, KafkaError)
+                    and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+                ):
+                    hidden.append(name)
+                    continue
+                raise TopicError(
+                    f"topic {name}: cannot describe it: {self._message(e)}{self._why()}"
+                ) from None
+            except TimeoutError:
+                raise TopicError(
+                    f"topic {name}: the cluster did not describe it within {timeout:.0f} s"
+                    f"{self._why()}"
+                ) from None
+            if topic is None:
                 continue
-            partitions = list(topic.partitions.values())
+            partitions = list(topic.partitions)
             replication = max((len(p.replicas) for p in partitions), default=0)
             found[name] = TopicFacts(name, len(partitions), replication)
             resources.append(ConfigResource(ResourceType.TOPIC, name))
@@ -135,7 +190,7 @@ class TopicAdmin:
                 found[resource.name] = TopicFacts(
                     facts.name, facts.partitions, facts.replication_factor, configs
                 )
-        return len(metadata.brokers), found
+        return len(metadata.brokers), found, tuple(hidden)
 
     def create(self, spec: TopicSpec, brokers: int, timeout: float) -> TopicFacts:
         """create makes ``spec`` on a cluster of ``brokers``; a topic made meanwhile by

@@ -10,17 +10,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kquota.model import QuotaState
-from kquota.plan.capacity import BrokerFacts, DeclaredCapacity, capacity_report
-from kquota.plan.impact import with_protected
 from kquota.plan.resolver import Principal
-from kquota.plan.simulate import simulate_plan
 from kquota.plan.types import Plan
 from kquota.policy import Policy
 from kquota.principals.model import Discovery
 from kquota.target import Target
 
+# The report's own modules load when a capacity report is made: every plan asks whether one
+# is wanted, and most never are.
 if TYPE_CHECKING:
     from kquota.kafka.broker_facts import ClusterFacts
+    from kquota.plan.capacity import BrokerFacts, DeclaredCapacity
 
 OFFLINE = "offline: a snapshot has no brokers to ask"
 
@@ -55,6 +55,8 @@ def declared_capacity(target: Target) -> DeclaredCapacity | None:
     cluster = target.cluster
     if cluster is None or cluster.capacity is None:
         return None
+    from kquota.plan.capacity import DeclaredCapacity
+
     c = cluster.capacity
     return DeclaredCapacity(c.ingress, c.egress, c.disk_write)
 
@@ -68,6 +70,8 @@ def broker_facts(target: Target) -> tuple[BrokerFacts, str | None, ClusterFacts 
     """broker_facts reads the live brokers' capacity facts, the custom quota callback they
     run (None: Kafka's default) and the settings read. A snapshot, or a cluster that will
     not say, gives facts that are unknown, with the reason."""
+    from kquota.plan.capacity import BrokerFacts
+
     if target.offline:
         return BrokerFacts(unknown_because=OFFLINE), None, None
     from kquota.kafka import broker_facts as rpcs
@@ -109,6 +113,10 @@ def with_capacity(
 ) -> Plan:
     """with_capacity gives ``plan`` its capacity report over ``principals`` and the
     policy's protected ones."""
+    from kquota.plan.capacity import DeclaredCapacity, capacity_report
+    from kquota.plan.impact import with_protected
+    from kquota.plan.simulate import simulate_plan
+
     everyone = with_protected(principals, policy)
     protect = policy.protect
     report = capacity_report(

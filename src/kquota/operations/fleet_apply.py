@@ -512,7 +512,7 @@ def apply_cluster(
             outcome.status = COMMITTED
             outcome.detail = f"{n} entities committed and verified{audited}"
         if earlier:
-            _resume_earlier(request, target, reviewed, outcome, earlier, topic)
+            _resume_earlier(_EarlierCommits(request, target, reviewed, outcome, earlier, topic))
     else:
         assert result.report is not None
         outcome.status, outcome.detail = FAILED, _failure(result)
@@ -531,19 +531,27 @@ def _count_committed(
         outcome.audited = tuple(sorted({*outcome.audited, *new}))
 
 
-def _resume_earlier(
-    request: FleetApplyRequest,
-    target: Target,
-    reviewed: Plan,
-    outcome: ClusterOutcome,
-    earlier: tuple[int, ...],
-    topic: str | None,
-) -> None:
+@dataclass(frozen=True)
+class _EarlierCommits:
+    """_EarlierCommits is what one cluster's earlier attempt of this rollout committed
+    (``positions`` in its ``reviewed`` plan) with what finishing them needs: the request,
+    the cluster's target, its outcome (updated in place) and the audit topic, if any."""
+
+    request: FleetApplyRequest
+    target: Target
+    reviewed: Plan
+    outcome: ClusterOutcome
+    positions: tuple[int, ...]
+    audit_topic: str | None
+
+
+def _resume_earlier(earlier: _EarlierCommits) -> None:
     """_resume_earlier is :func:`_finish_earlier` with its failures as the outcome's: the
     rest of the plan is committed whatever happens here."""
-    what = f"the {len(earlier)} entities committed in an earlier attempt"
+    outcome = earlier.outcome
+    what = f"the {len(earlier.positions)} entities committed in an earlier attempt"
     try:
-        _finish_earlier(request, target, reviewed, outcome, earlier, topic)
+        _finish_earlier(earlier)
     except KquotaError as e:
         outcome.status = FAILED
         outcome.detail = f"{outcome.detail}; {what} could not be verified: {e}"
@@ -556,14 +564,7 @@ def _resume_earlier(
         )
 
 
-def _finish_earlier(
-    request: FleetApplyRequest,
-    target: Target,
-    reviewed: Plan,
-    outcome: ClusterOutcome,
-    earlier: tuple[int, ...],
-    topic: str | None,
-) -> None:
+def _finish_earlier(earlier: _EarlierCommits) -> None:
     """_finish_earlier completes the alterations an earlier attempt committed, once the rest
     of the reviewed plan is committed and verified: every broker must show them (the earlier
     verification may have timed out), and the audit events not confirmed then are published
@@ -572,18 +573,20 @@ def _finish_earlier(
     from kquota.apply.applier import verify_shown
     from kquota.operations.apply import publish_audit
 
-    alterations = [reviewed.alterations[i] for i in earlier]
+    target, reviewed, outcome = earlier.target, earlier.reviewed, earlier.outcome
+    positions, topic = earlier.positions, earlier.audit_topic
+    alterations = [reviewed.alterations[i] for i in positions]
     with target.admin() as admin:
         cluster_id = admin.cluster_id()
-        shown = verify_shown(admin, alterations, verify_timeout=request.verify_timeout)
-    what = f"{len(earlier)} committed in an earlier attempt"
+        shown = verify_shown(admin, alterations, verify_timeout=earlier.request.verify_timeout)
+    what = f"{len(positions)} committed in an earlier attempt"
     if not shown.ok:
         parts = _committed_parts(shown, len(reviewed.alterations))[1:]
         outcome.status = FAILED
         outcome.detail = f"{outcome.detail}; of the {what}: {'; '.join(parts)}"
         return
     outcome.detail = f"{outcome.detail}; {what}, verified"
-    missing = [i for i in earlier if i not in outcome.audited]
+    missing = [i for i in positions if i not in outcome.audited]
     if not topic or not missing:
         return
     from kquota.audit import AuditPublisher

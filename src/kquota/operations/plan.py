@@ -5,12 +5,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kquota.model import Origin, QuotaState
-from kquota.operations.capacity import CapacityInputs
 from kquota.operations.desired import DesiredPaths, LoadedDesired
 from kquota.operations.overrides import PolicyOverrides
-from kquota.operations.replay import UsageInputs
 from kquota.plan.controllers import Controllers
 from kquota.plan.resolver import Principal, ResolutionChange, resolution_changes
 from kquota.plan.simulate import simulate_plan
@@ -20,6 +19,10 @@ from kquota.principals.model import Discovery, SourceReport
 from kquota.target import Target
 from kquota.timestamps import utc_now_iso
 from kquota.usage.rows import Sample
+
+if TYPE_CHECKING:  # loaded when asked for: the replay's road loads the Kafka client layer
+    from kquota.operations.capacity import CapacityInputs
+    from kquota.operations.replay import UsageInputs
 
 OFFLINE = "offline: plan against a snapshot"
 """Why the live discovery sources cannot look when the state is a snapshot file."""

@@ -13,7 +13,13 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kquota.kafka.topics import TopicAdmin, TopicFacts, TopicSpec, replication_for
+from kquota.kafka.topics import (
+    TopicAdmin,
+    TopicError,
+    TopicFacts,
+    TopicSpec,
+    replication_for,
+)
 from kquota.target import Target
 
 AUDIT_RETENTION_DAYS = 3 * 365
@@ -52,7 +58,8 @@ class TopicOutcome:
 
 
 def create_topics(target: Target, specs: Sequence[TopicSpec], timeout: float) -> list[TopicOutcome]:
-    """create_topics makes those of ``specs`` the cluster lacks and reports the others."""
+    """create_topics makes those of ``specs`` the cluster lacks and reports the others; it
+    makes none when this principal may not describe one of them."""
     from kquota.audit import AuditError, topic_name_problem
 
     for spec in specs:
@@ -60,7 +67,9 @@ def create_topics(target: Target, specs: Sequence[TopicSpec], timeout: float) ->
         if problem is not None:
             raise AuditError(problem)
     admin = TopicAdmin(target.client_properties())
-    brokers, existing = admin.look([s.name for s in specs], timeout)
+    brokers, existing, hidden = admin.look([s.name for s in specs], timeout)
+    if hidden:
+        raise TopicError(_not_described([s for s in specs if s.name in hidden], target))
     out = []
     for spec in specs:
         facts = existing.get(spec.name)
@@ -69,6 +78,23 @@ def create_topics(target: Target, specs: Sequence[TopicSpec], timeout: float) ->
         else:
             out.append(TopicOutcome(spec, False, facts, _differences(spec, facts, brokers)))
     return out
+
+
+def _not_described(specs: Sequence[TopicSpec], target: Target) -> str:
+    """_not_described refuses the whole command, before anything is made, for topics this
+    principal may not describe: the broker answers so whether or not such a topic exists, and
+    creating one that does would fail confusingly (or, were it missing, make a topic the
+    principal could not see afterwards)."""
+    from kquota.kafka.authz import shown_principal
+
+    who = shown_principal(target.config)
+    lines = [
+        f"topic {s.name} ({s.job}): {who} is not allowed to describe it, so kquota cannot "
+        "tell whether it exists (kquota topics create needs Describe on the topic, and Create "
+        "on the cluster or on the topic to make it)"
+        for s in specs
+    ]
+    return "\n".join([*lines, "nothing was created"])
 
 
 def _differences(spec: TopicSpec, facts: TopicFacts, brokers: int) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ _PREFIX = b"kquota-fp-1\n"
 _LINE = json.JSONEncoder(separators=(",", ":")).encode
 _BITS = struct.Struct(">d").pack
 _CHUNK = 4096
+_WRITTEN_LIMIT = 4096  # values dicts whose pairs are kept: a state of unshared dicts finds none
 
 
 def snapshot_fingerprint(
@@ -79,6 +80,10 @@ def escaped_lines(state: Mapping[Entity, QuotaValues], chosen: Sequence[Entity])
     """
     quoted = encode_basestring_ascii
     lines = []
+    # States share their values dicts (a few tiers, kquota.model.pooled): each shared dict's
+    # pairs are written once, found again by identity (the dict is kept with them, so that
+    # its id cannot pass to another while this runs, whatever ``state.get`` returns).
+    written: dict[int, tuple[QuotaValues, str]] = {}
     # An empty state (a first apply) holds none of them: no lookup, which hashes the entity.
     found = map(state.get, chosen) if state else repeat(None)
     for entity, values in zip(chosen, found, strict=False):  # repeat() has no end
@@ -92,8 +97,16 @@ def escaped_lines(state: Mapping[Entity, QuotaValues], chosen: Sequence[Entity])
         if values is None:
             lines.append(line + "null]\n")
         else:
-            pairs = [f'[{quoted(k)},"{_BITS(values[k]).hex()}"]' for k in sorted(values)]
-            lines.append(f"{line}[{','.join(pairs)}]]\n")
+            seen = written.get(id(values))
+            if seen is not None:
+                pairs = seen[1]
+            else:
+                pairs = ",".join(
+                    [f'[{quoted(k)},"{_BITS(values[k]).hex()}"]' for k in sorted(values)]
+                )
+                if len(written) < _WRITTEN_LIMIT:
+                    written[id(values)] = (values, pairs)
+            lines.append(f"{line}[{pairs}]]\n")
         if len(lines) == _CHUNK:
             yield "".join(lines).encode("ascii")
             lines = []

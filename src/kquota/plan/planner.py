@@ -74,9 +74,11 @@ def plan(
     # (kquota.model.pooled): their ops are made once a dict, by identity (every dict lives
     # in desired for the whole walk, so no id is reused).
     sets_of: dict[int, tuple[Op, ...]] = {}
+    # Without a scope every entity is in it: no call an entity to say so.
+    scoped = policy.scope is not None
     for entity, want in walk or desired.items():
         have = rest.pop(entity, None)
-        if not in_scope(entity):
+        if scoped and not in_scope(entity):
             ignored[IgnoreReason.DECLARED_OUT_OF_SCOPE].append(entity)
             continue
         declared_in_scope += 1
@@ -96,6 +98,9 @@ def plan(
         if have is not None:
             managed_entities += 1
             managed_quotas += len(have)
+            if want == have and 0.0 not in want.values():
+                unchanged += 1  # _declared_ops's own first test, without its call
+                continue
         ops = _declared_ops(want, have or _NO_VALUES, prune)
         if not ops:
             unchanged += 1
@@ -109,7 +114,7 @@ def plan(
 
     shortcut = entity_outcome(in_scope=True, declared=False, prune=prune)
     for entity, have in rest.items():
-        if not in_scope(entity):
+        if scoped and not in_scope(entity):
             ignored[IgnoreReason.OUT_OF_SCOPE].append(entity)
             continue
         managed_entities += 1

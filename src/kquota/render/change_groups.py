@@ -131,8 +131,13 @@ def group_alterations(
     # the kind, the entity's shape and the ops themselves (equal values are one change: 0.0
     # and -0.0 print alike); a one-type shape is spelt flat, never equal to a longer one's.
     # A list only for a group of two or more: most plans' groups are single entities.
+    # Ops and kinds hash in Python (dataclass and Enum), but the planner shares one ops tuple
+    # among the entities it sets alike: each tuple is hashed once, and the signature holds
+    # the id of the first equal one (every tuple lives in ``alterations`` meanwhile).
     place: dict[tuple[object, ...], int] = {}
     at = place.setdefault
+    same_ops: dict[tuple[Op, ...], tuple[Op, ...]] = {}
+    ops_id: dict[int, int] = {}
     firsts: list[Alteration] = []
     more: dict[int, list[Entity]] = {}
     for a in alterations:
@@ -140,13 +145,16 @@ def group_alterations(
         if alone and entity in alone:
             firsts.append(a)  # alone even beside itself: never keyed, never joined
             continue
+        ops = ops_id.get(id(a.ops))
+        if ops is None:
+            ops = ops_id[id(a.ops)] = id(same_ops.setdefault(a.ops, a.ops))
         sig: tuple[object, ...]
         parts = entity.parts
         if len(parts) == 1:
             t, n = parts[0]
-            sig = (a.kind, t, n is None, a.ops)
+            sig = (id(a.kind), t, n is None, ops)
         else:
-            sig = (a.kind, tuple([(t, n is None) for t, n in parts]), a.ops)
+            sig = (id(a.kind), tuple([(t, n is None) for t, n in parts]), ops)
         i = at(sig, len(firsts))
         if i == len(firsts):
             firsts.append(a)

@@ -20,7 +20,9 @@ from kquota.display import safe_text, value_with_unit
 from kquota.model import display_entity
 from kquota.plan.replay import CENSORED, Exposure, Replayed, ReplayReport
 from kquota.plan.resolver import ResolvedQuota
+from kquota.plan.types import Op
 from kquota.render import md_escape as md
+from kquota.render.change_groups import change_mark, change_words
 from kquota.usage.replay import percent
 
 SHOWN = 50
@@ -63,6 +65,14 @@ def _quota(key: str, q: ResolvedQuota | None) -> str:
     if q is None:
         return "unlimited"
     return f"{value_with_unit(key, q.value)} from {display_entity(q.source)}"
+
+
+def _update(key: str, before: ResolvedQuota | None, after: ResolvedQuota | None) -> Op | None:
+    """_update is the change of the effective value as the plan's update lines mark it
+    (lower/higher and by how much), or None where a side is unlimited: that word says it."""
+    if before is None or after is None:
+        return None
+    return Op(key, after.value, False, before.value)
 
 
 def _md_quota(key: str, q: ResolvedQuota | None) -> str:
@@ -119,9 +129,13 @@ def text_lines(report: ReplayReport) -> list[str]:
     out = ["", f"Throttle replay{source} ({_heading(report)}):", f"  {summary(report)}"]
     for r in report.replayed[:SHOWN]:
         c = r.change
+        update = _update(c.key, c.before, c.after)
+        words = "" if update is None else change_words(update)
+        change = f", {words}" if words else ""
         head = (
             f"  {display_entity(c.principal.entity())} {c.key}: {_quota(c.key, c.before)} -> "
-            f"{_quota(c.key, c.after)}: throttled {_throttled(r.before)} -> {_throttled(r.after)}"
+            f"{_quota(c.key, c.after)}{change}: throttled {_throttled(r.before)} -> "
+            f"{_throttled(r.after)}"
         )
         out.append(head)
         out.append(f"    {_worst(c.key, r)}")
@@ -216,6 +230,9 @@ def markdown_lines(report: ReplayReport, b: Budget) -> list[str]:
 def _row(r: Replayed) -> str:
     c = r.change
     before_after = f"{_md_quota(c.key, c.before)} → {_md_quota(c.key, c.after)}"
+    update = _update(c.key, c.before, c.after)
+    if update is not None:
+        before_after += f" {change_mark(update)}"
     throttled = f"{_throttled(r.before)} → **{_throttled(r.after)}**"
     if r.censored:
         throttled += f"<br>{md.text(CENSORED, cell=True)}"

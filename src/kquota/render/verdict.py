@@ -21,12 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import orjson
-
 from kquota.display import safe_text
 from kquota.plan.types import Plan
 from kquota.render import md_escape as md
-from kquota.render.json import plan_data, render_plan
+from kquota.render.json import data_bytes, plan_bytes, plan_data
 
 PROTECTED_SHOWN = 20
 """Protected principals listed in the markdown verdict; the rest are counted."""
@@ -166,11 +164,15 @@ def _fold(plan: Plan, rest: list[str]) -> list[str]:
 def json_plan(plan: Plan) -> str:
     """json_plan is the plan's JSON contract as printed for review: ``refusal`` (why apply
     refuses it) first when a guard stops it, else exactly the contract."""
+    return json_plan_bytes(plan).decode()
+
+
+def json_plan_bytes(plan: Plan) -> bytes:
+    """json_plan_bytes is :func:`json_plan` as UTF-8, for standard output's own bytes."""
     refusal = plan.refusal
     if refusal is None:
-        return render_plan(plan, review=True)
-    data = {"refusal": refusal, **plan_data(plan, review=True)}
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+        return plan_bytes(plan, review=True)
+    return data_bytes({"refusal": refusal, **plan_data(plan, review=True)})
 
 
 _PROTECTED = "the plan lowers or newly imposes their quotas:"

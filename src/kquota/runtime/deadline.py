@@ -21,7 +21,6 @@ neither the deadline nor the stop.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import re
@@ -118,6 +117,8 @@ async def _bounded(coro: Coroutine[Any, Any, T], deadline: Deadline) -> T:
     if remaining <= 0:
         coro.close()
         raise deadline.exceeded()
+    import asyncio  # here: a command that never connects (an offline plan) skips loading it
+
     try:
         return await asyncio.wait_for(coro, remaining)
     except TimeoutError:
