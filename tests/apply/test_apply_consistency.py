@@ -8,10 +8,7 @@ against real brokers).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
-
-import pytest
 
 from kquota.apply.applier import apply_plan
 from kquota.kafka.admin import AlterResult
@@ -146,20 +143,3 @@ def test_exact_reads_name_what_another_writer_changed() -> None:
     report = apply_plan(admin, make_plan(DESIRED, {}, Policy()), poll_interval=0.01)
     assert report.overwritten == [(ALICE, "producer_byte_rate is 7, this run set 2048")]
     assert not report.unconverged and admin.full_reads == 0
-
-
-def test_verification_sleeps_at_most_a_tenth_of_a_second_between_polls(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A broker trailing for a while is polled as often as Kafka's own tools poll (every
-    100 ms): apply ends at most that long after its writes show. The sleeps are recorded,
-    not taken."""
-    import kquota.apply.applier as applier
-
-    slept: list[float] = []
-    monkeypatch.setattr(applier, "time", SimpleNamespace(sleep=slept.append))
-    desired = _many(applier.EXACT_READ_MAX + 5)
-    admin = fake_lagging_cluster_with_exact_reads(lag=8)
-    report = apply_plan(admin, make_plan(desired, {}, Policy()))
-    assert report.ok and len(admin.exact_reads) == 9
-    assert slept[:4] == [0.02, 0.04, 0.08, 0.1] and max(slept) == 0.1

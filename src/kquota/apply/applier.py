@@ -53,12 +53,6 @@ FIRST_POLL_DELAY = 0.02
 """Verification polls at 0.02 s, then doubles up to ``poll_interval``: a broker's metadata
 image usually trails the controller by milliseconds, so a fixed 0.25 s sleep was mostly
 waiting for nothing (on a 100k apply, the sleeps were a tenth of the verify phase)."""
-POLL_INTERVAL = 0.1
-"""The longest sleep between verification polls. While many entities are pending the poll
-is one exact-match describe of the last entity written (a few dozen bytes each way, cheap
-for the broker, :data:`EXACT_READ_MAX`), so polling it as often as Kafka's own tools poll
-(a Java AdminClient program waiting for 100k writes polls every 100 ms) costs little, and
-a 100k apply no longer sleeps up to a quarter of a second past the moment its writes show."""
 EXACT_READ_MAX = 20
 """Verification reads at most this many entities by exact-match describes (one small request
 per entity and broker); more are read by a describe-all per broker. A broker answers an
@@ -156,7 +150,7 @@ def apply_plan(
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_batch: Callable[[int], None] | None = None,
     verify_timeout: float = 15.0,
-    poll_interval: float = POLL_INTERVAL,
+    poll_interval: float = 0.25,
     connection_errors: tuple[type[BaseException], ...] = (),
     already_applied: frozenset[Entity] = frozenset(),
 ) -> ApplyReport:
@@ -235,7 +229,7 @@ def verify_shown(
     alterations: Sequence[Alteration],
     *,
     verify_timeout: float = 15.0,
-    poll_interval: float = POLL_INTERVAL,
+    poll_interval: float = 0.25,
 ) -> ApplyReport:
     """verify_shown is the verification of :func:`apply_plan` alone, for ``alterations`` an
     earlier run committed (a resumed fleet rollout): a report counting them committed, with
