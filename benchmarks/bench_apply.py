@@ -338,6 +338,10 @@ def bench_size(
         del tools[OLD_PEER]
     for n in args.batch_sizes:  # apply's commit batches: what their size costs the broker
         tools[f"{KQUOTA} --batch-size {n:,}"] = [*tools[KQUOTA], "--batch-size", str(n)]
+    envs: dict[str, dict[str, str]] = {}
+    for label, src in args.baseline:  # another kquota (a checkout's src), in the same sitting
+        tools[f"{KQUOTA} ({label})"] = tools[KQUOTA]
+        envs[f"{KQUOTA} ({label})"] = {"PYTHONPATH": src}
     walls: dict[str, list[float]] = {name: [] for name in tools}
     rsss: dict[str, list[float]] = {name: [] for name in tools}
     cpus: dict[str, list[float]] = {name: [] for name in tools}
@@ -354,13 +358,14 @@ def bench_size(
                 times.unlink(missing_ok=True)
                 launched = time.time()
                 broker_before = tree_cpu(broker_pid)
-                wall, rss, output, cpu = measured_cpu(cmd, env=env)
+                wall, rss, output, cpu = measured_cpu(cmd, env={**env, **envs.get(name, {})})
                 # The broker's CPU from launch to exit: its replay of the quota records
                 # trails the commit, so a tool that stops at "shows" has seen it all.
                 broker[name].append(tree_cpu(broker_pid) - broker_before)
                 cpus[name].append(cpu)
-                spans = kquota_spans(times) if name == KQUOTA else java_spans(output)
-                phases[name].append(phase_times(spans, launched, wall, java=name != KQUOTA))
+                ours = name.startswith(KQUOTA)
+                spans = kquota_spans(times) if ours else java_spans(output)
+                phases[name].append(phase_times(spans, launched, wall, java=not ours))
                 wait_for(admin, state, f"{name} at {size:,}")
                 walls[name].append(wall)
                 rsss[name].append(rss)
@@ -449,6 +454,14 @@ def main() -> None:
         help="also kquota apply with each of these --batch-size values",
     )
     parser.add_argument("--no-old-peer", action="store_true", help=f"leave out {OLD_PEER}")
+    parser.add_argument(
+        "--baseline",
+        type=lambda v: tuple(v.split("=", 1)),
+        action="append",
+        default=[],
+        metavar="LABEL=SRC",
+        help="also kquota apply from another checkout's src (PYTHONPATH), e.g. main=../main/src",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 

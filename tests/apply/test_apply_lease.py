@@ -255,3 +255,19 @@ def test_an_own_holder_that_exited_but_was_not_reaped_is_gone() -> None:
         child.kill()
         child.wait()
     assert not holder_alive(holder(child.pid))
+
+
+@pytest.mark.parametrize(("given", "used"), [({}, "20"), ({"reconnect.backoff.ms": "250"}, "250")])
+def test_the_lease_clients_reconnect_after_their_bootstrap_sooner_unless_told(
+    given: dict[str, str], used: str
+) -> None:
+    """librdkafka waits half the reconnect backoff before it connects again after dropping
+    the bootstrap connection (50 ms of every lease at its default of 100 ms); an operator's
+    own backoff stands."""
+    from kquota.apply.lease_log import LeaseLog
+
+    log = LeaseLog({"bootstrap.servers": "127.0.0.1:9", **given}, "_kquota_apply_lease")
+    try:
+        assert log._base["reconnect.backoff.ms"] == used
+    finally:
+        log.close()

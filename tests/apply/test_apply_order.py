@@ -43,6 +43,24 @@ def test_batches_never_span_two_phases() -> None:
     assert commit_batches([], 10) == []
 
 
+def test_batches_end_where_the_admins_requests_end_within_their_size() -> None:
+    """A batch ends at the last request end within its size (so it sends the validate-only
+    pass's very requests again), at its size when none is, and at its phase's end."""
+    ordered = commit_order(
+        [_alt(f"s{i}", SET) for i in range(9)] + [_alt(f"r{i}", REMOVE) for i in range(3)]
+    )
+    ends = [3, 6, 9, 12]  # requests of three entities, over both phases
+    assert commit_batches(ordered, 4, ends) == [(0, 3), (3, 6), (6, 9), (9, 12)]
+    assert commit_batches(ordered, 7, ends) == [(0, 6), (6, 9), (9, 12)]
+    # Smaller than a request: a batch still ends at one when it can, the next starts there.
+    assert commit_batches(ordered, 2, ends) == [
+        *[(0, 2), (2, 3), (3, 5), (5, 6), (6, 8), (8, 9)],
+        *[(9, 11), (11, 12)],
+    ]
+    assert commit_batches(ordered, 100, ends) == [(0, 9), (9, 12)]
+    assert commit_batches(ordered, 4, [5, 12]) == [(0, 4), (4, 5), (5, 9), (9, 12)]
+
+
 def test_more_entities_holding_a_key_never_unlimit_a_named_user() -> None:
     """The premise of the commit order (docs/apply-safety.md): for a principal with a user
     name (every connection has one, ANONYMOUS at least) and any client id, empty or not,

@@ -86,6 +86,33 @@ def test_the_pass_goes_out_once_on_its_own_thread_before_any_commit(
             _clear(admin, list(desired))
 
 
+def test_the_commit_after_an_early_pass_is_cut_where_its_requests_end(
+    kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early pass's admin says where its requests end, as WireAdmin does: the commit's
+    batches end there and send the validated bytes again (each entity encoded once)."""
+    import kquota.kafka.quotawire as qw
+
+    encoded: list[int] = []
+    real = qw._alter_request_compact
+    monkeypatch.setattr(
+        qw, "_alter_request_compact", lambda a, v: encoded.append(len(a)) or real(a, v)
+    )
+    desired = {
+        e: {**v, **({"consumer_byte_rate": 2048.0} if i % 2 else {})}
+        for i, (e, v) in enumerate(_names("cut", 20).items())
+    }
+    plan = make_plan(desired, {}, Policy())
+    with WireAdmin(kafka_broker.bootstrap_servers, chunk_keys=4) as admin:
+        try:
+            with early_validation(admin, plan, frozenset(), enabled=True, refusals=()) as w:
+                report = apply_plan(w, plan, batch_size=7, verify_timeout=30)
+            assert report.ok and len(report.committed) == 20
+            assert sum(encoded) == 20
+        finally:
+            _clear(admin, list(desired))
+
+
 def test_an_entity_the_early_pass_fails_means_nothing_is_committed(
     kafka_broker: BrokerInfo,
 ) -> None:

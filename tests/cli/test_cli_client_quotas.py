@@ -109,7 +109,7 @@ def test_broker_refusal_is_a_message(
 def test_installed_as_its_own_console_script() -> None:
     scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
     assert scripts["kafka-client-quotas"] == "kquota.cli.client_quotas:main"
-    assert scripts["kquota"] == "kquota.cli.main:main"
+    assert scripts["kquota"] == "kquota.cli.main:entry"
 
 
 @pytest.mark.parametrize(

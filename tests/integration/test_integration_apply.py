@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_proxy import FaultProxy
@@ -215,6 +216,51 @@ def test_validate_only_failure_commits_nothing(repo: Repo) -> None:
     )
     time.sleep(0.5)
     assert repo.state() == {}
+
+
+def test_every_commit_batch_sends_the_requests_its_validation_sent(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entities of one and two keys put a batch's size at no request's end: the batches are
+    cut where the validate-only pass's requests end, so the commit encodes nothing again,
+    and writes what was validated."""
+    import kquota.kafka.quotawire as qw
+
+    encoded: list[int] = []
+    real = qw._alter_request_compact
+
+    def counted(alterations: Any, validate_only: bool) -> Any:
+        encoded.append(len(alterations))
+        return real(alterations, validate_only)
+
+    monkeypatch.setattr(qw, "_alter_request_compact", counted)
+    pbr, ccr = "producer_byte_rate", "consumer_byte_rate"
+    desired: QuotaState = {
+        repo.user(f"u{i:02d}"): {pbr: 1024.0 * (i + 1), **({ccr: 2048.0} if i % 2 else {})}
+        for i in range(20)
+    }
+    plan = Plan(
+        alterations=tuple(
+            Alteration(
+                e, tuple(Op(k, v, False, None) for k, v in sorted(vals.items())), ChangeKind.CREATE
+            )
+            for e, vals in desired.items()
+        )
+    )
+    with WireAdmin([repo.broker.bootstrap_servers], chunk_keys=4) as admin:
+        report = apply_plan(admin, plan, batch_size=7)
+    assert report.ok and len(report.committed) == 20
+    # Requests of at most 4 keys end at entities 3, 5, 7, ... 19, 20: batches of 7 entities
+    # cut by size alone would end at 14, mid-request. Each entity is encoded once, validating.
+    assert sum(encoded) == 20
+    assert_eventually(lambda: repo.state() == desired, what="the batch shows")
+    with WireAdmin(repo.broker.bootstrap_servers) as admin:
+        removed = admin.alter(
+            [Alteration(e, tuple(Op(k, None, True, v) for k, v in vals.items()), ChangeKind.DELETE)
+             for e, vals in desired.items()],
+            validate_only=False,
+        )  # fmt: skip
+    assert all(r.ok for r in removed)
 
 
 def test_mass_removal_guard_stops_an_apply(repo: Repo) -> None:

@@ -30,6 +30,13 @@ _log = logging.getLogger(__name__)
 
 SLICE = 0.2
 """Longest single blocking librdkafka call, in seconds: how soon a signal or a stop is seen."""
+RECONNECT_BACKOFF_MS = "20"
+"""The lease clients' first reconnect backoff, unless the client properties set one. A new
+librdkafka client drops its bootstrap connection once Metadata names the broker behind it,
+then waits half this backoff before connecting again: at librdkafka's default of 100 ms every
+lease took 50 ms longer than its two round trips (most of the lease step of an apply on
+loopback); at 20 ms it waits its floor of about 11 ms. Backoffs still double from here on a
+broker that is down."""
 CLOSE_WAIT = 2.0
 """How long closing the consumer may take before it is left to the process's exit."""
 CLAIM_ID = re.compile(r"[0-9A-Za-z_.-]{1,64}")
@@ -129,6 +136,7 @@ class LeaseLog:
             config.get("bootstrap.servers", ""), extra_bootstrap
         )
         self.bootstrap = config["bootstrap.servers"]
+        config.setdefault("reconnect.backoff.ms", RECONNECT_BACKOFF_MS)
         # librdkafka logs every failed reconnect to stderr by default: to DEBUG, scrubbed.
         logger: Any = ScrubbingLogger(Scrubber(producer_config), _log)
         self._base: dict[str, Any] = {

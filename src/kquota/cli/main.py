@@ -12,7 +12,7 @@ import importlib
 import io
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -137,6 +137,19 @@ def main(argv: list[str] | None = None) -> Any:
     return run_command(cli, argv, "kquota")
 
 
+def entry() -> NoReturn:
+    """entry is the ``kquota`` console script's (and ``python -m kquota``'s): :func:`main`,
+    then the process ends with its exit status, without the interpreter's teardown when
+    nothing needs it (:mod:`kquota.runtime.ending`)."""
+    from kquota.runtime.ending import end_process
+
+    try:
+        code = main()
+    except SystemExit as e:
+        code = e.code
+    end_process(code)
+
+
 def escape_unencodable_output() -> None:
     """escape_unencodable_output: on a standard output or error whose encoding cannot carry
     a name (``LANG=C``, ``PYTHONIOENCODING=latin-1``), write ``\\u540d`` for it instead of
@@ -203,4 +216,4 @@ def _discard_stdout() -> None:
 if __name__ == "__main__":
     # As the console script does: main returns the exit code of a command that ended with
     # click's Exit (validate's 1, plan's 2), so `python -m kquota.cli.main` must pass it on.
-    sys.exit(main())
+    entry()

@@ -207,25 +207,30 @@ _NONE = error_code(0).name
 _DESCRIBE_ALL: dict[str, Any] = {"Components": [], "Strict": False}
 
 
+def chunk_ends(alterations: Sequence[AlterationLike], max_keys: int) -> list[int]:
+    """chunk_ends is where :func:`chunk_alterations` ends each chunk: the index after its last
+    alteration, in order (the last is ``len(alterations)``; none for no alterations)."""
+    ends: list[int] = []
+    size = 0
+    for i, alteration in enumerate(alterations):
+        n = len(alteration.ops) or 1
+        if size and size + n > max_keys:
+            ends.append(i)
+            size = 0
+        size += n
+    if alterations:
+        ends.append(len(alterations))
+    return ends
+
+
 def chunk_alterations(alterations: Sequence[A], max_keys: int) -> list[list[A]]:
     """chunk_alterations groups whole entities so that no chunk has more than ``max_keys`` ops
     (an entity without ops counts as one).
 
     An entity with more ops than ``max_keys`` gets a chunk of its own (never split).
     """
-    chunks: list[list[A]] = []
-    current: list[A] = []
-    size = 0
-    for alteration in alterations:
-        n = len(alteration.ops) or 1
-        if current and size + n > max_keys:
-            chunks.append(current)
-            current, size = [], 0
-        current.append(alteration)
-        size += n
-    if current:
-        chunks.append(current)
-    return chunks
+    ends = chunk_ends(alterations, max_keys)
+    return [list(alterations[start:end]) for start, end in zip([0, *ends], ends, strict=False)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,6 +540,13 @@ class AsyncWireAdmin:
         with _waiting_for(api_key, conn):
             return await conn.call(api_key, encode, decode)
 
+    def request_ends(self, alterations: Sequence[AlterationLike]) -> list[int]:
+        """request_ends is where :meth:`alter` would end each request it sends for
+        ``alterations`` (:func:`chunk_ends`). A later call over a run of them that starts and
+        ends at these indices sends the very requests again: a commit's batches cut there
+        reuse the bytes its validate-only pass encoded."""
+        return chunk_ends(alterations, self._chunk_keys)
+
     async def alter(
         self, alterations: Sequence[AlterationLike], *, validate_only: bool
     ) -> list[AlterResult]:
@@ -775,6 +787,10 @@ class WireAdmin:
     def cluster_id(self) -> str | None:
         """cluster_id is the cluster's id (DescribeCluster), or None on brokers before 2.8."""
         return self._run(self._core.cluster_id())
+
+    def request_ends(self, alterations: Sequence[AlterationLike]) -> list[int]:
+        """request_ends: where :meth:`alter` would end each request (see the async core)."""
+        return self._core.request_ends(alterations)
 
     def alter(
         self, alterations: Sequence[AlterationLike], *, validate_only: bool
