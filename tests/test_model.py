@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,3 +77,16 @@ def test_entities_are_equal_exactly_when_their_parts_are(
     assert x != a
     assert (x == a) is False
     assert a != x
+
+
+def test_an_entity_is_a_frozen_dataclass_whose_init_is_written_by_hand() -> None:
+    # Its __init__ sets the slot through the slot's own setter (faster than a frozen
+    # dataclass's own): everything else a dataclass gives stays as it was.
+    e = Entity((("user", "alice"),))
+    assert e.parts == (("user", "alice"),)
+    assert repr(e) == "Entity(parts=(('user', 'alice'),))"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.parts = ()  # type: ignore[misc]
+    assert dataclasses.replace(e, parts=(("ip", "10.0.0.1"),)) == Entity((("ip", "10.0.0.1"),))
+    assert pickle.loads(pickle.dumps(e)) == e
+    assert [f.name for f in dataclasses.fields(Entity)] == ["parts"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import unicodedata
 from bisect import bisect_right
-from importlib import resources
 
 # Default_Ignorable_Code_Point, Unicode 15.0 (DerivedCoreProperties-15.0.0.txt), as ranges.
 _IGNORABLE = (
@@ -62,6 +61,10 @@ def invisible_chars(name: str) -> list[str]:
 def _prototypes() -> dict[int, str | None]:
     """The str.translate table of UTS #39's skeleton: each confusable character to its
     prototype, each default-ignorable one to nothing."""
+    # Imported here: importlib.resources brings tempfile, shutil and random (about 5 ms of
+    # every command's start), and only a look-alike check reads the table.
+    from importlib import resources
+
     data = resources.files("kquota").joinpath("data/confusables.txt").read_text("utf-8")
     table: dict[int, str | None] = {}
     for line in data.splitlines():

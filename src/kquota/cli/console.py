@@ -17,7 +17,6 @@ command hidden copies that add to what the root was given.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import time
@@ -47,6 +46,12 @@ def configure(verbose: int, quiet: bool, no_color: bool) -> None:
         raise click.UsageError("-v/--verbose and -q/--quiet exclude each other")
     settings.verbose, settings.quiet, settings.no_color = verbose, quiet, no_color
     settings.began = time.monotonic()
+    if not verbose and "logging" not in sys.modules:
+        # Nothing to undo (no handler of ours, the logger's level its default, NOTSET), and
+        # importing logging (and traceback) is about 4 ms of every command's start.
+        return
+    import logging
+
     log = logging.getLogger("kquota")
     for old in [h for h in log.handlers if getattr(h, "kquota_verbose", False)]:
         log.removeHandler(old)  # one command at a time (tests run many in one process)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,6 +43,8 @@ def write_output(
         if not overwrite and path.exists():
             raise KquotaError(f"{path}: already exists (--force replaces it)")
         mode = 0o600 if private else _mode_for(path)
+        import tempfile  # here: with shutil and random, 3 ms of every command's start
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
             with os.fdopen(fd, "wb") as f:

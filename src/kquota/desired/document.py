@@ -227,7 +227,11 @@ class _Walker:
         )
         if profile is not None:
             if isinstance(profile, Scalar) and profile.tag == STR_TAG and profile.value:
-                out.profile, out.profile_at = profile.value, self.at(profile)
+                out.profile, out.profile_line, out.profile_column = (
+                    profile.value,
+                    profile.line,
+                    profile.col,
+                )
             else:
                 self.add(profile, f"profile is {self.shown(profile)}", "the name of a profile")
                 return None
@@ -554,7 +558,7 @@ class DocumentReader:
             return False
         taken = self._parsed.entries[-1]
         name, at_line, at_col = profile
-        taken.profile, taken.profile_at = name, SourceLocation(self._walker.file, at_line, at_col)
+        taken.profile, taken.profile_line, taken.profile_column = name, at_line, at_col
         return True
 
     def _take_plain(

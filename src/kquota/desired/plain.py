@@ -192,7 +192,7 @@ class PlainEntries:
             tag, name = _TOKENS.get(raw) or _token(raw)
             if tag != STR_TAG or not name:
                 return None
-            entry.profile, entry.profile_at = name, SourceLocation(self._file, at_line, at_col)
+            entry.profile, entry.profile_line, entry.profile_column = name, at_line, at_col
         return entry
 
     def flow(self, groups: tuple[str | None, ...], col: int, line: int) -> ParsedEntry | None:
@@ -212,7 +212,7 @@ class PlainEntries:
         match: _Written | None = None
         set_: _Written | None = None
         profile: str | None = None
-        profile_at: SourceLocation | None = None
+        profile_line = profile_column = 0
         block: list[str | None] | None = None
         for groups, at, c in lines:
             if c > col:  # a line of the block mapping opened above it
@@ -231,7 +231,7 @@ class PlainEntries:
                 tag, name = _TOKENS.get(value) or _token(value)
                 if tag != STR_TAG or not name:
                     return None
-                profile, profile_at = name, SourceLocation(self._file, at, c + 9)
+                profile, profile_line, profile_column = name, at, c + 9
                 continue
             if groups[3] is not None:
                 tokens: _Written = groups[3:11]
@@ -258,10 +258,14 @@ class PlainEntries:
             taken = self.take(match, tuple(set_), line, col)
             if taken is None or profile is None:
                 return taken
-            taken.profile, taken.profile_at = profile, profile_at
+            taken.profile, taken.profile_line, taken.profile_column = (
+                profile,
+                profile_line,
+                profile_column,
+            )
             return taken
         at_entry = SourceLocation(self._file, line, col)
-        return ParsedEntry(found[0], values, at_entry, profile, profile_at)
+        return ParsedEntry(found[0], values, at_entry, profile, profile_line, profile_column)
 
     def take(self, match: _Written, set_: Tokens, line: int, col: int) -> ParsedEntry | None:
         """take reads the entry of ``match`` and ``set`` at ``line``, ``col``, or None."""
