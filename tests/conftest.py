@@ -18,6 +18,7 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -262,3 +263,21 @@ def actionlint() -> Path:
     path = Path(proc.stdout.strip().splitlines()[-1])
     assert path.is_file() and os.access(path, os.X_OK), path
     return path
+
+
+@pytest.fixture
+def alter_encodings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """alter_encodings lists, in order, how many entities each AlterClientQuotas body that
+    kquota encodes holds (validate-only or commit): a request sent again from the bytes
+    already encoded adds nothing."""
+    import kquota.kafka.quotawire as qw
+
+    encoded: list[int] = []
+    real = qw._alter_request_compact
+
+    def counted(alterations: Any, validate_only: bool) -> Any:
+        encoded.append(len(alterations))
+        return real(alterations, validate_only)
+
+    monkeypatch.setattr(qw, "_alter_request_compact", counted)
+    return encoded

@@ -224,22 +224,13 @@ def test_the_brokers_acceptance_is_recognised_from_its_bytes(kafka_broker: Broke
 
 
 def test_a_commit_sends_its_validated_bytes_again(
-    kafka_broker: BrokerInfo, monkeypatch: pytest.MonkeyPatch
+    kafka_broker: BrokerInfo, alter_encodings: list[int]
 ) -> None:
     """A commit of the chunks a validate-only pass sent and the broker accepted whole sends
     the same bodies with the flag changed: no entity is encoded twice, and the broker's answer
     (the validation's, byte for byte) is recognised without being read. What it writes is
     what was validated."""
-    import kquota.kafka.quotawire as qw
-
-    encoded: list[int] = []
-    real = qw._alter_request_compact
-
-    def counted(alterations: Any, validate_only: bool) -> Any:
-        encoded.append(len(alterations))
-        return real(alterations, validate_only)
-
-    monkeypatch.setattr(qw, "_alter_request_compact", counted)
+    encoded = alter_encodings  # each body encoded, by its entities
     alts = [
         QuotaAlteration(E(user=uname(f"again-{i}")), (S(PBR, 1024.0 * (i + 1)),)) for i in range(7)
     ]

@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_proxy import FaultProxy
@@ -219,21 +218,12 @@ def test_validate_only_failure_commits_nothing(repo: Repo) -> None:
 
 
 def test_every_commit_batch_sends_the_requests_its_validation_sent(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
+    repo: Repo, alter_encodings: list[int]
 ) -> None:
     """Entities of one and two keys put a batch's size at no request's end: the batches are
     cut where the validate-only pass's requests end, so the commit encodes nothing again,
     and writes what was validated."""
-    import kquota.kafka.quotawire as qw
-
-    encoded: list[int] = []
-    real = qw._alter_request_compact
-
-    def counted(alterations: Any, validate_only: bool) -> Any:
-        encoded.append(len(alterations))
-        return real(alterations, validate_only)
-
-    monkeypatch.setattr(qw, "_alter_request_compact", counted)
+    encoded = alter_encodings  # each body encoded, by its entities
     pbr, ccr = "producer_byte_rate", "consumer_byte_rate"
     desired: QuotaState = {
         repo.user(f"u{i:02d}"): {pbr: 1024.0 * (i + 1), **({ccr: 2048.0} if i % 2 else {})}
