@@ -55,6 +55,7 @@ from kquota.kafka.librdkafka import (
     LibrdkafkaConfigError,
     Scrubber,
     ScrubbingLogger,
+    error_code,
     producer_config,
 )
 from kquota.model import Entity
@@ -436,9 +437,7 @@ class AuditPublisher(ClosesOnExit):
             )
 
     def _check_failure(self, e: KafkaException) -> str:
-        err = e.args[0] if e.args else None
-        code = err.code() if isinstance(err, KafkaError) else None
-        if code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        if error_code(e) == KafkaError.TOPIC_AUTHORIZATION_FAILED:
             return (
                 f"audit topic {self.topic!r}: {self._principal()} is not allowed to describe "
                 "or write it (the audit producer needs WRITE on the topic)"

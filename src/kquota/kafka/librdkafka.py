@@ -67,6 +67,14 @@ failing over. librdkafka retries them itself when producing and fetching, but it
 queries (``get_watermark_offsets``) raise them at once."""
 
 
+def error_code(e: BaseException) -> int | None:
+    """error_code is the KafkaError code a KafkaException carries (None: it carries none)."""
+    from confluent_kafka import KafkaError
+
+    err = e.args[0] if e.args else None
+    return err.code() if isinstance(err, KafkaError) else None
+
+
 def leader_moving(e: BaseException) -> bool:
     """leader_moving: ``e`` (a KafkaException) says the partition's leader is moving, so the
     same question asked again shortly gets an answer."""

@@ -20,6 +20,7 @@ from kquota.kafka.librdkafka import (
     PRODUCER_ONLY,
     Scrubber,
     ScrubbingLogger,
+    error_code,
     producer_config,
 )
 from kquota.secrets import is_secret
@@ -86,8 +87,7 @@ def described(
         )
         return futures[name].result(timeout=timeout + margin)
     except KafkaException as e:
-        err = e.args[0] if e.args else None
-        if isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+        if error_code(e) == KafkaError.UNKNOWN_TOPIC_OR_PART:
             return None
         raise
 
@@ -153,11 +153,7 @@ class TopicAdmin:
             try:
                 topic = described(self._admin, name, max(0.1, end - time.monotonic()))
             except KafkaException as e:
-                err = e.args[0] if e.args else None
-                if (
-                    isinstance(err, KafkaError)
-                    and err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
-                ):
+                if error_code(e) == KafkaError.TOPIC_AUTHORIZATION_FAILED:
                     hidden.append(name)
                     continue
                 raise TopicError(
@@ -213,8 +209,7 @@ class TopicAdmin:
                 f"{timeout:.0f} s{self._why()}"
             ) from None
         except KafkaException as e:
-            err = e.args[0] if e.args else None
-            code = err.code() if isinstance(err, KafkaError) else None
+            code = error_code(e)
             if code == KafkaError.TOPIC_ALREADY_EXISTS:
                 raise TopicError(
                     f"topic {spec.name} was created by someone else meanwhile; left as it is"
