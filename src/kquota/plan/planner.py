@@ -98,8 +98,11 @@ def plan(
         if have is not None:
             managed_entities += 1
             managed_quotas += len(have)
+            # The common case, an entity already as declared, without a call. Plain dict
+            # equality is the table's "every key same_value -> UNCHANGED" except for signed
+            # zeros (0.0 == -0.0), so values equal to zero take the exact path.
             if want == have and 0.0 not in want.values():
-                unchanged += 1  # _declared_ops's own first test, without its call
+                unchanged += 1
                 continue
         ops = _declared_ops(want, have or _NO_VALUES, prune)
         if not ops:
@@ -208,11 +211,8 @@ def finish_plan(
 
 
 def _declared_ops(want: QuotaValues, have: QuotaValues, prune: bool) -> list[Op]:
-    # Fast path for the common case, an entity already as declared. Plain dict equality is
-    # the table's "every key same_value -> UNCHANGED" except for signed zeros (0.0 == -0.0),
-    # so values equal to zero take the exact path.
-    if want == have and 0.0 not in want.values():
-        return []
+    # The exact path, key by key (the planner's loop has already counted an entity whose
+    # values equal what is declared, none of them zero).
     ops: list[Op] = []
     for key in sorted(want.keys() | have.keys()) if have else sorted(want):
         d = want.get(key)
