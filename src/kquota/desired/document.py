@@ -402,6 +402,20 @@ def read_document(file: str, root: Node | None, problems: Problems) -> ParsedFil
     return DocumentReader(file, problems).finish(root)
 
 
+def _pair_values(written: tuple[_Pair, ...]) -> dict[str, float] | None:
+    """_pair_values is what a ``set`` written as ``written`` sets when each key is a quota
+    key written once and each value one the walker takes, else None."""
+    values: dict[str, float] = {}
+    for key, tag, text in written:
+        if key not in QUOTA_KEYS or key in values:
+            return None
+        got = quota_value(key, tag, text)
+        if type(got) is not float:
+            return None
+        values[key] = got
+    return values
+
+
 class DocumentReader:
     """DocumentReader validates one document whose quota entries may come first, one by one.
 
@@ -629,17 +643,7 @@ class DocumentReader:
         """_read_set is what a ``set`` written as ``written`` sets (pooled) when each key is a
         quota key written once and each value one the walker takes, else None; once a
         spelling (see ``_sets``). Whether the entity may have those keys is the caller's."""
-        values: dict[str, float] | None = {}
-        for key, tag, text in written:
-            assert values is not None
-            if key not in QUOTA_KEYS or key in values:
-                values = None
-                break
-            got = quota_value(key, tag, text)
-            if type(got) is not float:
-                values = None
-                break
-            values[key] = got
+        values = _pair_values(written)
         if values is not None:
             values = pooled(values, self._walker.pool)
         if len(self._sets) < _SETS_LIMIT:
