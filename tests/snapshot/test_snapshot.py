@@ -348,3 +348,53 @@ def test_written_layout_refuses_what_the_pool_would_match(second: str, message: 
     ).encode()
     with pytest.raises(SnapshotError, match=rf"^s\.json:3: entries\[1\]: .*{message}"):
         parse_snapshot(data, "s.json")
+
+
+_FORGED_PAST_A_CHUNK = [
+    ({"entity": {"user": "late"}, "quotas": {"producer_byte_rate": True}},
+     "entries[5000]: quota 'producer_byte_rate' must be a number, got true"),
+    ({"entity": {"user": "x1"}, "quotas": {"producer_byte_rate": 1.0}},
+     "entries[5000]: duplicate entity {user=x1}"),
+    ({"entity": {"user": 5}, "quotas": {"producer_byte_rate": 1.0}},
+     "entries[5000]: entity name for 'user' must be a string or null, got 5"),
+    ({"entity": {"user": "z"}, "quotas": {"producer_byte_rate": 1.0}, "by": "mallory"},
+     "entries[5000]: an entry has the fields 'entity' and 'quotas'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("forged", "message"), _FORGED_PAST_A_CHUNK)
+def test_a_forged_entry_past_the_first_chunk_is_refused_by_the_command(
+    tmp_path: Path, forged: dict[str, object], message: str
+) -> None:
+    """A snapshot in kquota's own layout, edited by someone else: 5,000 entries it wrote (over
+    64 KiB: the reader's first chunk of lines) and a forged one after them (``true`` equals
+    the written 1.0 as a dict key: it must not pass as one). ``kquota plan``,
+    a process of its own, refuses the file with its line and the entry, writes no plan and
+    shows no traceback."""
+    import json
+    import subprocess
+    import sys
+
+    written = [
+        {"entity": {"user": f"x{i}"}, "quotas": {"producer_byte_rate": 1.0}} for i in range(5000)
+    ]
+    lines = [json.dumps(e, separators=(",", ":")) for e in [*written, forged]]
+    snap = tmp_path / "snap.json"
+    snap.write_text('{"format_version": 1, "entries": [\n' + ",\n".join(lines) + "\n]}\n")
+    assert snap.stat().st_size > 1 << 16
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "a.yaml").write_text(
+        "apiVersion: kquota/v1\nkind: ClientQuotas\nquotas:\n"
+        "  - match: {user: x0}\n    set: {producer_byte_rate: 1MiB}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "kquota", "plan", "q", "--snapshot", "snap.json", "--no-color"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 1, done
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"error: snap.json:5002: {message}"), done.stderr
+    assert "Traceback" not in done.stderr
