@@ -93,10 +93,13 @@ def watch(bootstrap: str, read: Callable[[QuotaState], T], proc: subprocess.Pope
     with WireAdmin(bootstrap) as admin:
         ends = time.monotonic() + 180
         while time.monotonic() < ends:
+            # Whether the process had ended is asked before the read, so the last read always
+            # follows its end: a step committed while a describe was on the wire is still seen.
+            finished = proc.poll() is not None
             now = read(admin.describe_all())
             if not seen or seen[-1] != now:
                 seen.append(now)
-            if proc.poll() is not None:
+            if finished:
                 break
             time.sleep(0.05)
     return seen
