@@ -255,6 +255,9 @@ def test_an_offline_plan_loads_no_kafka_client_and_no_event_loop(repo: Path) -> 
     [
         ({"PYTHONIOENCODING": "utf-8"}, "名前".encode()),
         ({"PYTHONIOENCODING": "latin-1"}, b"\\u540d\\u524d"),
+        # JSON's escapes, not backslashreplace's: \U0001f600 and \xe9 are not JSON.
+        ({"PYTHONIOENCODING": "latin-1"}, b"\\ud83d\\ude00"),
+        ({"PYTHONIOENCODING": "cp1251"}, b"caf\\u00e9"),
     ],
 )
 def test_a_json_plan_is_written_in_standard_outputs_encoding(
@@ -263,7 +266,10 @@ def test_a_json_plan_is_written_in_standard_outputs_encoding(
     # The JSON goes out as orjson's UTF-8 bytes only where standard output is UTF-8; another
     # encoding gets the text with its escapes, as every other output does.
     (repo / "quotas" / "main.yaml").write_text(
-        DESIRED + "  - {match: {user: 名前}, set: {producer_byte_rate: 1MiB}}\n"
+        DESIRED
+        + "  - {match: {user: 名前}, set: {producer_byte_rate: 1MiB}}\n"
+        + "  - {match: {user: 😀}, set: {producer_byte_rate: 1MiB}}\n"
+        + "  - {match: {user: café}, set: {producer_byte_rate: 1MiB}}\n"
     )
     base = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "PYTHONUTF8")}
     done = subprocess.run(
@@ -273,4 +279,5 @@ def test_a_json_plan_is_written_in_standard_outputs_encoding(
         check=True,
     )
     assert written in done.stdout
-    assert {a["entity"]["user"] for a in json.loads(done.stdout)["alterations"]} >= {"名前"}
+    data = json.loads(done.stdout.decode(env["PYTHONIOENCODING"]))
+    assert {a["entity"]["user"] for a in data["alterations"]} >= {"名前", "😀", "café"}

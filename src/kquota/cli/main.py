@@ -7,6 +7,7 @@ planner they do not use.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import importlib
 import io
@@ -150,6 +151,30 @@ def entry() -> NoReturn:
     end_process(code)
 
 
+UNICODE_ESCAPE = "kquota-unicode-escape"
+
+
+def _unicode_escape(error: UnicodeError) -> tuple[str, int]:
+    """Every character the encoding cannot carry as ``\\uXXXX``, one beyond the BMP as its
+    UTF-16 surrogate pair: JSON's own escapes (RFC 8259, section 7), so ``--format json``
+    stays JSON on any stream, where ``backslashreplace``'s ``\\xe9`` and ``\\U0001f600``
+    are not."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    escaped = []
+    for char in error.object[error.start : error.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            escaped.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            escaped.append(f"\\u{code:04x}")
+    return "".join(escaped), error.end
+
+
+codecs.register_error(UNICODE_ESCAPE, _unicode_escape)
+
+
 def escape_unencodable_output() -> None:
     """escape_unencodable_output: on a standard output or error whose encoding cannot carry
     a name (``LANG=C``, ``PYTHONIOENCODING=latin-1``), write ``\\u540d`` for it instead of
@@ -157,7 +182,7 @@ def escape_unencodable_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None and getattr(stream, "errors", None) == "strict":
-            reconfigure(errors="backslashreplace")
+            reconfigure(errors=UNICODE_ESCAPE)
 
 
 def run_command(command: click.Command, argv: list[str] | None, prog_name: str) -> Any:
