@@ -233,17 +233,8 @@ def _add_entries(state: QuotaState, entries: list[Any], pool: ValuesPool) -> boo
             raw_quotas = entry.get("quotas")
             if raw_entity.__class__ is dict and raw_quotas.__class__ is dict:
                 parts = tuple(raw_entity.items())
-                try:
-                    values = pool.get(tuple(raw_quotas.items()))
-                except TypeError:  # a list or object among the values: _add_entry names it
-                    values = None
-                # True == 1.0 and False == 0.0: an entry holding a boolean takes the check.
-                if (
-                    values is not None
-                    and True not in raw_quotas.values()
-                    and False not in raw_quotas.values()
-                    and _written_parts(parts)
-                ):
+                values = _checked_before(raw_quotas, pool)
+                if values is not None and _written_parts(parts):
                     size = len(state)
                     state[Entity(parts)] = values
                     if len(state) == size:  # a duplicate: _add_entry's message says so
@@ -308,14 +299,10 @@ def _values(raw: dict[str, Any], pool: ValuesPool) -> QuotaValues | str:
     """_values checks one entry's quotas and gives them as floats, shared through ``pool``.
 
     Snapshots repeat a few tiers, so most entries find their values already checked in the
-    pool (looked up by the values as parsed: 1 and 1.0 give the same float). ``True == 1``,
-    so an entry holding a boolean, or anything equal to one, is always checked in full.
+    pool (:func:`_checked_before`).
     """
-    try:
-        found = pool.get(tuple(raw.items()))
-    except TypeError:  # a list or object among the values: the check below names it
-        found = None
-    if found is not None and True not in raw.values() and False not in raw.values():
+    found = _checked_before(raw, pool)
+    if found is not None:
         return found
     values: QuotaValues = {}
     for k, v in raw.items():
@@ -329,6 +316,20 @@ def _values(raw: dict[str, Any], pool: ValuesPool) -> QuotaValues | str:
         else:
             values[k] = float(v)
     return pooled(values, pool)
+
+
+def _checked_before(raw: dict[str, Any], pool: ValuesPool) -> QuotaValues | None:
+    """_checked_before is the pool's values for quotas written as ``raw``, when an earlier
+    entry's were checked and pooled (looked up by the values as parsed: 1 and 1.0 give the
+    same float), else None. ``True == 1``, so quotas holding a boolean, or anything equal to
+    one, are never found: they are always checked in full."""
+    try:
+        found = pool.get(tuple(raw.items()))
+    except TypeError:  # a list or object among the values: the full check names it
+        return None
+    if found is None or True in raw.values() or False in raw.values():
+        return None
+    return found
 
 
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
