@@ -94,6 +94,13 @@ class RequestCuts(Protocol):
     def request_ends(self, alterations: Sequence[Alteration]) -> list[int]: ...
 
 
+def request_ends_of(admin: object, alterations: Sequence[Alteration]) -> list[int]:
+    """request_ends_of is where ``admin`` would end each request of an alter call over
+    ``alterations`` (:class:`RequestCuts`); none for an admin that cannot say, whose commit
+    batches are then cut by size alone."""
+    return admin.request_ends(alterations) if isinstance(admin, RequestCuts) else []
+
+
 @dataclass(frozen=True)
 class EntityFailure:
     entity: Entity
@@ -176,8 +183,7 @@ def apply_plan(
         return report
 
     stops: tuple[type[BaseException], ...] = (*connection_errors, DeadlineExceeded)
-    ends = admin.request_ends(alterations) if isinstance(admin, RequestCuts) else ()
-    batches = commit_batches(alterations, batch_size, ends)
+    batches = commit_batches(alterations, batch_size, request_ends_of(admin, alterations))
     done = 0  # alterations whose batch is recorded; the next batch is the one in flight
     try:
         with progress.phase("commit", total=len(alterations)):

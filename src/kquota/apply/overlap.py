@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from kquota.apply.applier import Admin, ExactReads, RequestCuts, to_commit
+from kquota.apply.applier import Admin, ExactReads, request_ends_of, to_commit
 from kquota.model import Entity, QuotaState
 from kquota.plan.types import Alteration, Plan
 from kquota.runtime import timings
@@ -93,10 +93,7 @@ class EarlyAdmin:
         return self._admin.alter(alterations, validate_only=validate_only)
 
     def request_ends(self, alterations: Sequence[Alteration]) -> list[int]:
-        # None known: the commit's batches are cut by size alone.
-        if not isinstance(self._admin, RequestCuts):
-            return []
-        return self._admin.request_ends(alterations)
+        return request_ends_of(self._admin, alterations)
 
     def describe_all(self) -> QuotaState:
         return self._admin.describe_all()

@@ -230,7 +230,7 @@ def chunk_alterations(alterations: Sequence[A], max_keys: int) -> list[list[A]]:
     An entity with more ops than ``max_keys`` gets a chunk of its own (never split).
     """
     ends = chunk_ends(alterations, max_keys)
-    return [list(alterations[start:end]) for start, end in zip([0, *ends], ends, strict=False)]
+    return [list(alterations[start:end]) for start, end in itertools.pairwise([0, *ends])]
 
 
 @dataclass(frozen=True, slots=True)
