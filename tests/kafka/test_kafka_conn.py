@@ -43,7 +43,9 @@ from quota_answers import alter_answer, alter_entry, describe_answer, describe_e
 
 
 def _fast(**kw: Any) -> ClientConfig:
-    props = {"request.timeout.ms": "400", "retries": "0", "retry.backoff.ms": "1"}
+    # No retries, no backoff; a request bound that only stops a hang (a fake answers at once,
+    # and a loaded CI machine can stall this process for more than a short one).
+    props = {"request.timeout.ms": "30000", "retries": "0", "retry.backoff.ms": "1"}
     props.update({k.replace("_", "."): str(v) for k, v in kw.items()})
     return ClientConfig.from_properties(props)
 
@@ -109,7 +111,7 @@ def test_silent_broker_times_out() -> None:
 
     async def main() -> None:
         async with fake_broker(script) as addr:
-            admin = AsyncWireAdmin([addr], _fast(retries=2))
+            admin = AsyncWireAdmin([addr], _fast(retries=2, request_timeout_ms=400))
             loop = asyncio.get_running_loop()
             start = loop.time()
             with pytest.raises(KafkaTimeoutError, match="DescribeClientQuotas .* within 400 ms"):
@@ -322,7 +324,7 @@ def test_tls_verifies_certificate_and_hostname(
                     "security.protocol": "SSL",
                     "ssl.ca.location": str(cert),
                     "ssl.endpoint.identification.algorithm": identification,
-                    "request.timeout.ms": "2000",
+                    "request.timeout.ms": "30000",
                     "retries": "0",
                 }
             )
@@ -368,7 +370,7 @@ def test_oauthbearer_token_file_is_read_per_connection(tmp_path: Path) -> None:
                     "security.protocol": "SASL_PLAINTEXT",
                     "sasl.mechanism": "OAUTHBEARER",
                     "sasl.oauthbearer.token.file": str(token),
-                    "request.timeout.ms": "2000",
+                    "request.timeout.ms": "30000",
                 }
             )
             for _ in range(2):
