@@ -8,8 +8,11 @@ generous bound rather than a fixed sleep.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
+
+from kquota.kafka.admin import WireAdmin
+from kquota.model import Entity, QuotaState
 
 T = TypeVar("T")
 
@@ -27,6 +30,18 @@ def eventually(
         if check(value) or time.monotonic() > deadline:
             return value
         time.sleep(0.05)
+
+
+def served(
+    bootstrap: str, held: Mapping[Entity, Mapping[str, float]], timeout: float = READ_BACK_TIMEOUT
+) -> QuotaState:
+    """served returns the first describe of the broker at ``bootstrap`` that shows every entity
+    of ``held`` with exactly its quotas (or the last one read when ``timeout`` runs out): what
+    another client just wrote is read back only once the broker serves it."""
+    with WireAdmin(bootstrap) as admin:
+        return eventually(
+            admin.describe_all, lambda s: all(s.get(e) == v for e, v in held.items()), timeout
+        )
 
 
 def assert_eventually(

@@ -17,6 +17,17 @@ from cli_runner import run_kquota
 from kquota.cli.main import main
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.tools import kafka_configs
+from kquota.model import Entity
+from polling import served
+
+
+def _set_with_kafka_configs(broker: BrokerInfo, user: str) -> None:
+    """_set_with_kafka_configs gives ``user`` request_percentage=42 with Kafka's own tool, and
+    returns once the broker serves it (a describe trails the alter)."""
+    done = kafka_configs(broker, "--alter", "--add-config", "request_percentage=42", "--user", user)
+    assert done.returncode == 0, done.stderr
+    entity, held = Entity.of({"user": user}), {"request_percentage": 42.0}
+    assert served(broker.bootstrap_servers, {entity: held}).get(entity) == held
 
 
 def test_describe_takes_cluster_and_config(
@@ -26,10 +37,7 @@ def test_describe_takes_cluster_and_config(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     user = f"described-{secrets.token_hex(4)}"
-    done = kafka_configs(
-        kafka_broker, "--alter", "--add-config", "request_percentage=42", "--user", user
-    )
-    assert done.returncode == 0, done.stderr
+    _set_with_kafka_configs(kafka_broker, user)
     config = tmp_path / "project" / "kquota.yaml"
     config.parent.mkdir()
     # Over SASL, the password from the environment: the cluster's properties are used whole.
@@ -75,10 +83,7 @@ def test_describe_writes_with_the_cyclic_collector_paused(
     about 0.06 s of CPU). The command pauses it until its output is written, and turns it
     back on after."""
     user = f"paused-{secrets.token_hex(4)}"
-    done = kafka_configs(
-        kafka_broker, "--alter", "--add-config", "request_percentage=42", "--user", user
-    )
-    assert done.returncode == 0, done.stderr
+    _set_with_kafka_configs(kafka_broker, user)
     sink = _Sink()
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(sink, encoding="utf-8"))
     argv = ["describe", "--bootstrap-server", kafka_broker.bootstrap_servers, "--format", "json"]

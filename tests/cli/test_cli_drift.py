@@ -14,6 +14,8 @@ from test_cli_apply import HEADER, FakeListener, fake_listener  # noqa: F401 (fi
 from cli_runner import run_kquota
 from kquota.devbroker.launcher import BrokerInfo
 from kquota.devbroker.tools import kafka_configs
+from kquota.model import Entity
+from polling import served
 
 
 def test_drift_all_checks_every_clusters_files_before_connecting(
@@ -55,6 +57,12 @@ def test_drift_shows_undeclared_values_protected_principals_and_the_next_step(
     for user, setting in ((svc, "request_percentage=40"), (old, "producer_byte_rate=2048")):
         done = kafka_configs(kafka_broker, "--alter", "--add-config", setting, "--user", user)
         assert done.returncode == 0, done.stderr
+    held = {
+        Entity.of({"user": svc}): {"request_percentage": 40.0},
+        Entity.of({"user": old}): {"producer_byte_rate": 2048.0},
+    }
+    shown = served(kafka_broker.bootstrap_servers, held)  # a describe trails the alter
+    assert {e: shown.get(e) for e in held} == held
     monkeypatch.chdir(tmp_path)
     Path("quotas").mkdir()
     Path("quotas", "q.yaml").write_text(

@@ -9,7 +9,6 @@ expected ones (any other entity in the result belongs to another test). ``{user=
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -19,6 +18,7 @@ from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAd
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import InvalidRequestError, UnsupportedVersionError
 from kquota.model import Entity, QuotaState
+from polling import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -71,10 +71,9 @@ def admin(kafka_broker: BrokerInfo) -> Iterator[WireAdmin]:
             validate_only=False,
         )
         assert all(r.ok for r in results), results
-        deadline = time.monotonic() + 5
-        while not all(e in a.describe_all() for e, _ in FIXTURE.values()):
-            assert time.monotonic() < deadline, "fixture never became visible"
-            time.sleep(0.05)
+        # Present, not equal: the default entities are shared with other tests' keys.
+        shown = eventually(a.describe_all, lambda s: all(e in s for e in BY_ENTITY))
+        assert all(e in shown for e in BY_ENTITY), "fixture never became visible"
         yield a
 
 

@@ -13,6 +13,7 @@ from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import AuthenticationError, BrokerConnectionError
 from kquota.model import Entity
+from polling import served
 
 pytestmark = pytest.mark.integration
 
@@ -37,11 +38,8 @@ def test_mutual_tls_round_trip(kafka_broker_tls: BrokerInfo) -> None:
             validate_only=False,
         )
         assert result.ok
-    with WireAdmin(kafka_broker_tls.bootstrap_servers) as plain:
-        for _ in range(50):
-            if plain.describe_all().get(entity) == {"producer_byte_rate": 123.0}:
-                break
-        assert plain.describe_all()[entity] == {"producer_byte_rate": 123.0}
+    held = {"producer_byte_rate": 123.0}
+    assert served(kafka_broker_tls.bootstrap_servers, {entity: held}).get(entity) == held
 
 
 def test_the_ssl_listener_refuses_a_client_without_a_certificate(

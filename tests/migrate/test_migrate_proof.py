@@ -17,7 +17,7 @@ from kquota.devbroker.tools import kafka_configs
 from kquota.display import number
 from kquota.kafka.admin import QuotaAlteration, QuotaOp, WireAdmin
 from kquota.model import Entity
-from polling import eventually
+from polling import eventually, served
 
 pytestmark = pytest.mark.integration
 
@@ -83,8 +83,7 @@ def test_import_then_plan_against_the_same_quotas_shows_no_changes(
     for entity, values in expected.items():
         _kafka_configs_set(kafka_broker, entity, values)
     # A describe trails the controller: plan only once the broker serves what was set.
-    with WireAdmin(kafka_broker.bootstrap_servers) as admin:
-        eventually(admin.describe_all, lambda s: all(s.get(e) == v for e, v in expected.items()))
+    served(kafka_broker.bootstrap_servers, expected)
 
     out = tmp_path / "imported.yaml"
     inputs = [str(p) for p in sorted((SAMPLES / source).iterdir())]
