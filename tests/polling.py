@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from kquota.kafka.admin import WireAdmin
-from kquota.model import Entity, QuotaState
+from kquota.model import Entity
 
 T = TypeVar("T")
 
@@ -34,14 +34,16 @@ def eventually(
 
 def served(
     bootstrap: str, held: Mapping[Entity, Mapping[str, float]], timeout: float = READ_BACK_TIMEOUT
-) -> QuotaState:
-    """served returns the first describe of the broker at ``bootstrap`` that shows every entity
-    of ``held`` with exactly its quotas (or the last one read when ``timeout`` runs out): what
-    another client just wrote is read back only once the broker serves it."""
+) -> None:
+    """served returns once a describe of the broker at ``bootstrap`` shows every entity of
+    ``held`` with exactly its quotas, and fails the test with what it last showed when
+    ``timeout`` runs out: what another client just wrote is read back only once it is served."""
     with WireAdmin(bootstrap) as admin:
-        return eventually(
+        state = eventually(
             admin.describe_all, lambda s: all(s.get(e) == v for e, v in held.items()), timeout
         )
+    shown = {e: state.get(e) for e in held}
+    assert shown == dict(held), f"not served within {timeout:g} s: {shown}"
 
 
 def assert_eventually(

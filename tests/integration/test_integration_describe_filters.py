@@ -18,7 +18,7 @@ from kquota.kafka.admin import FilterComponent, QuotaAlteration, QuotaOp, WireAd
 from kquota.kafka.config import ClientConfig
 from kquota.kafka.errors import InvalidRequestError, UnsupportedVersionError
 from kquota.model import Entity, QuotaState
-from polling import eventually
+from polling import assert_eventually
 
 pytestmark = pytest.mark.integration
 
@@ -72,8 +72,7 @@ def admin(kafka_broker: BrokerInfo) -> Iterator[WireAdmin]:
         )
         assert all(r.ok for r in results), results
         # Present, not equal: the default entities are shared with other tests' keys.
-        shown = eventually(a.describe_all, lambda s: all(e in s for e in BY_ENTITY))
-        assert all(e in shown for e in BY_ENTITY), "fixture never became visible"
+        assert_eventually(lambda: all(e in a.describe_all() for e in BY_ENTITY), what="fixture")
         yield a
 
 
